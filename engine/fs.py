@@ -1,0 +1,67 @@
+"""Small file-system reads for the warehouse: local paths directly, anything
+else (HDFS, object stores) through Hadoop's FileSystem API in Spark's JVM."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+
+def _local(path: str) -> str | None:
+    if path.startswith("file:"):
+        return path.removeprefix("file://").removeprefix("file:")
+    return None if "://" in path else path
+
+
+def _hadoop(spark: Any, path: str) -> tuple[Any, Any]:
+    jvm = spark.sparkContext._jvm
+    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    return hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hpath
+
+
+def list_names(spark: Any, path: str) -> list[str]:
+    """The names in a folder (empty if there is no such folder)."""
+    local = _local(path)
+    if local is not None:
+        return sorted(os.listdir(local)) if os.path.isdir(local) else []
+    fs, hpath = _hadoop(spark, path)
+    if not fs.exists(hpath):
+        return []
+    return sorted(status.getPath().getName() for status in fs.listStatus(hpath))
+
+
+def read_text(spark: Any, path: str) -> str:
+    local = _local(path)
+    if local is not None:
+        with open(local) as fh:
+            return fh.read()
+    fs, hpath = _hadoop(spark, path)
+    stream = fs.open(hpath)
+    try:
+        jvm = spark.sparkContext._jvm
+        return jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+    finally:
+        stream.close()
+
+
+def write_text(spark: Any, path: str, text: str) -> None:
+    local = _local(path)
+    if local is not None:
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        with open(local, "w") as fh:
+            fh.write(text)
+        return
+    fs, hpath = _hadoop(spark, path)
+    out = fs.create(hpath, True)
+    try:
+        out.write(bytearray(text.encode()))
+    finally:
+        out.close()
+
+
+def exists(spark: Any, path: str) -> bool:
+    local = _local(path)
+    if local is not None:
+        return os.path.exists(local)
+    fs, hpath = _hadoop(spark, path)
+    return bool(fs.exists(hpath))

@@ -1,0 +1,158 @@
+"""Reading and writing step tables.
+
+Every step's rows are stored as a Delta table: ``_key``, the value columns,
+``ROWTIME``. Appends and merges carry Delta's idempotent-transaction marks
+(an application id unique to the step's checkpoint, and the micro-batch id),
+so a micro-batch replayed after a crash writes nothing twice.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
+
+from engine import fs
+from resources.warehouse import WarehouseResource
+from sql.plan import Kind, Pipeline, SourceStep, Step
+
+KEY = "_key"
+ROWTIME = "ROWTIME"
+
+
+@dataclass
+class StepIO:
+    """Where a pipeline's steps live, and how to read them."""
+
+    spark: SparkSession
+    warehouse: WarehouseResource
+    pipeline: Pipeline
+
+    def table_path(self, step: Step) -> str:
+        if isinstance(step, SourceStep):
+            if step.format == "delta":
+                return self.warehouse.source_path(step.location)
+            return self.warehouse.step_path(self.pipeline.name, step.id)
+        if step.output:
+            return self.warehouse.output_path(step.output)
+        return self.warehouse.step_path(self.pipeline.name, step.id)
+
+    def checkpoint(self, step: Step) -> str:
+        return self.warehouse.checkpoint_path(self.pipeline.name, step.id)
+
+    def read_stream(self, step_id: str, **options: str) -> DataFrame:
+        """An input step's rows as a stream, in the stored layout."""
+        from resources.sources import read_source_stream
+
+        step = self.pipeline.step(step_id)
+        if isinstance(step, SourceStep):
+            return read_source_stream(self, step, **options)
+        reader = self.spark.readStream.format("delta")
+        for key, value in options.items():
+            reader = reader.option(key, value)
+        return reader.load(self.table_path(step))
+
+    def read_table(self, step_id: str) -> DataFrame:
+        """A table step's current rows, read afresh on every call."""
+        step = self.pipeline.step(step_id)
+        assert step.kind == Kind.TABLE, f"{step_id} is not a table"
+        return self.spark.read.format("delta").load(self.table_path(step))
+
+
+def _log(path: str) -> str:
+    return path.rstrip("/") + "/_delta_log"
+
+
+def delta_exists(spark: SparkSession, path: str) -> bool:
+    return delta_version(spark, path) is not None
+
+
+def delta_version(spark: SparkSession, path: str) -> int | None:
+    """The table's latest version, from its transaction log's file names."""
+    versions = [int(n[:-5]) for n in fs.list_names(spark, _log(path))
+                if n.endswith(".json") and n[:-5].isdigit()]
+    return max(versions) if versions else None
+
+
+def commits_since(spark: SparkSession, path: str, version: int | None) -> list[dict]:
+    """The commitInfo of every commit after ``version``."""
+    infos = []
+    for name in fs.list_names(spark, _log(path)):
+        if not (name.endswith(".json") and name[:-5].isdigit()):
+            continue
+        if version is not None and int(name[:-5]) <= version:
+            continue
+        for line in fs.read_text(spark, f"{_log(path)}/{name}").splitlines():
+            action = json.loads(line) if line.strip() else {}
+            if "commitInfo" in action:
+                infos.append(action["commitInfo"])
+    return infos
+
+
+def rows_written_since(spark: SparkSession, path: str, version: int | None) -> int:
+    """Rows added, changed or deleted by the commits after ``version``,
+    from Delta's own operation metrics."""
+    total = 0
+    for info in commits_since(spark, path, version):
+        metrics = info.get("operationMetrics") or {}
+        operation = info.get("operation")
+        if operation in ("WRITE", "STREAMING UPDATE"):
+            total += int(metrics.get("numOutputRows", 0))
+        elif operation == "MERGE":
+            total += sum(int(metrics.get(k, 0)) for k in (
+                "numTargetRowsInserted", "numTargetRowsUpdated", "numTargetRowsDeleted"))
+        elif operation == "DELETE":
+            total += int(metrics.get("numDeletedRows", 0))
+    return total
+
+
+def ensure_table(spark: SparkSession, path: str, schema: StructType,
+                 change_feed: bool = False) -> None:
+    """Create an empty Delta table at ``path`` unless one is there, so that
+    readers downstream find it before the first row arrives."""
+    if delta_exists(spark, path):
+        return
+    writer = spark.createDataFrame([], schema).write.format("delta").mode("ignore")
+    if change_feed:
+        writer = writer.option("delta.enableChangeDataFeed", "true")
+    writer.save(path)
+
+
+def app_id(spark: SparkSession, checkpoint: str) -> str:
+    """An id unique to one checkpoint: Delta's idempotent writes are keyed by
+    (app id, batch id), and batch ids start again at 0 with a new checkpoint."""
+    marker = f"{checkpoint}/splice_app_id"
+    if fs.exists(spark, marker):
+        return fs.read_text(spark, marker).strip()
+    value = f"splice-{uuid.uuid4()}"
+    fs.write_text(spark, marker, value)
+    return value
+
+
+def append(df: DataFrame, path: str, txn_app: str, batch_id: int) -> None:
+    (df.write.format("delta").mode("append")
+       .option("txnAppId", txn_app).option("txnVersion", batch_id).save(path))
+
+
+class IdempotentDml:
+    """Marks the Delta DML (MERGE, DELETE) inside it with (app id, batch id)."""
+
+    def __init__(self, spark: SparkSession, txn_app: str, batch_id: int) -> None:
+        self.conf = spark.conf
+        self.txn_app = txn_app
+        self.batch_id = batch_id
+
+    def __enter__(self) -> None:
+        self.conf.set("spark.databricks.delta.write.txnAppId", self.txn_app)
+        self.conf.set("spark.databricks.delta.write.txnVersion", str(self.batch_id))
+
+    def __exit__(self, *exc: object) -> None:
+        self.conf.unset("spark.databricks.delta.write.txnAppId")
+        self.conf.unset("spark.databricks.delta.write.txnVersion")
+
+
+def empty_like(spark: SparkSession, schema: StructType) -> DataFrame:
+    return spark.createDataFrame([], schema)

@@ -1,0 +1,202 @@
+"""Running steps: every step is one incremental Structured Streaming run.
+
+A step's query runs with ``trigger(availableNow=True)`` on the step's own
+checkpoint: it processes what arrived since its last run, then stops, so the
+next run continues where this one stopped. The CLI and the Dagster assets
+both run steps through :func:`run_step`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from engine import fs
+from engine.io import (
+    IdempotentDml,
+    StepIO,
+    app_id,
+    append,
+    delta_version,
+    ensure_table,
+    rows_written_since,
+)
+from engine.query import Sink, StepQuery
+from engine.steps import build_query
+from joins.planner import physical_join
+from resources.sources import SourceError, run_source
+from sql.plan import JoinStep, Kind, Pipeline, SourceStep, Step
+
+
+@dataclass
+class StepReport:
+    """What one run of one step did."""
+
+    step_id: str
+    op: str
+    kind: str
+    path: str
+    rows_written: int
+    delta_version: int | None
+    seconds: float
+    schema: list[tuple[str, str]] = field(default_factory=list)
+    dead_letters: int = 0
+    late_dropped: int = 0
+    skipped: bool = False
+
+    def metadata(self) -> dict[str, object]:
+        return {
+            "rows_written": self.rows_written,
+            "delta_version": self.delta_version if self.delta_version is not None else -1,
+            "duration_s": round(self.seconds, 3),
+            "path": self.path,
+            "dead_letters": self.dead_letters,
+            "late_records_dropped": self.late_dropped,
+            "skipped_no_new_input": self.skipped,
+        }
+
+
+class StepFailed(Exception):
+    """A step's run failed; the message says which step and why, in words."""
+
+    def __init__(self, step: Step, reason: str) -> None:
+        self.step = step
+        super().__init__(f"step '{step.id}' ({step.op}, from {step.where}) failed: {reason}")
+
+
+def input_markers(step: Step, io: StepIO) -> dict[str, str]:
+    """What the step's streamed inputs look like now (Delta versions, or the
+    files of a file source), with the step's own definition: a run may be
+    skipped when none of it changed since the step's last run."""
+    spark = io.spark
+    markers = {"definition": hashlib.sha256(step.model_dump_json().encode()).hexdigest()}
+    if isinstance(step, SourceStep):
+        if step.format == "delta":
+            path = io.table_path(step)
+            markers[path] = str(delta_version(spark, path))
+        else:
+            raw = io.warehouse.source_path(step.location)
+            markers[raw] = ",".join(fs.list_names(spark, raw))
+        return markers
+    streamed = (physical_join(step).streamed_inputs() if isinstance(step, JoinStep)
+                else step.inputs[:1])
+    for input_id in streamed:
+        path = io.table_path(io.pipeline.step(input_id))
+        markers[path] = str(delta_version(spark, path))
+    return markers
+
+
+def _markers_file(step: Step, io: StepIO) -> str:
+    return f"{io.checkpoint(step)}/splice_inputs.json"
+
+
+def _unchanged(step: Step, io: StepIO, markers: dict[str, str]) -> bool:
+    path = _markers_file(step, io)
+    if not fs.exists(io.spark, path):
+        return False
+    return json.loads(fs.read_text(io.spark, path)) == markers
+
+
+def run_step(step: Step, io: StepIO) -> StepReport:
+    """Run one step once; a step none of whose streamed inputs changed since
+    its last run has nothing to do, and is not started."""
+    start = time.monotonic()
+    markers = input_markers(step, io)
+    if _unchanged(step, io, markers):
+        path = io.table_path(step)
+        return StepReport(step.id, step.op, step.kind.value, path, 0,
+                          delta_version(io.spark, path), time.monotonic() - start,
+                          skipped=True)
+    report = _run(step, io, start)
+    fs.write_text(io.spark, _markers_file(step, io), json.dumps(markers))
+    return report
+
+
+def _run(step: Step, io: StepIO, start: float) -> StepReport:
+    try:
+        if isinstance(step, SourceStep):
+            report = run_source(io, step)
+            return StepReport(step.id, step.op, step.kind.value, report.path, report.rows,
+                              report.version, time.monotonic() - start,
+                              dead_letters=report.dead_letters)
+        return _run_query(step, io, start)
+    except SourceError as err:
+        raise StepFailed(step, str(err)) from None
+    except PySparkException as err:
+        raise StepFailed(step, _spark_reason(err)) from err
+
+
+def _spark_reason(err: PySparkException) -> str:
+    text = str(err)
+    first = text.strip().splitlines()[0] if text.strip() else type(err).__name__
+    return first[:500]
+
+
+def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
+    spark = io.spark
+    query = build_query(step, io)
+    path = io.table_path(step)
+    empty = spark.createDataFrame([], query.stream.schema)
+    schema = query.batch(empty).schema
+    ensure_table(spark, path, schema, change_feed=step.kind == Kind.TABLE)
+    before = delta_version(spark, path)
+    checkpoint = io.checkpoint(step)
+    txn = app_id(spark, checkpoint)
+
+    def write(df: DataFrame, batch_id: int) -> None:
+        out = query.batch(df)
+        if query.sink == Sink.APPEND:
+            append(out, path, txn, batch_id)
+        else:
+            _merge(spark, out, path, query, txn, batch_id)
+
+    streaming = (query.stream.writeStream.foreachBatch(write)
+                 .trigger(availableNow=True)
+                 .option("checkpointLocation", checkpoint)
+                 .queryName(f"{io.pipeline.name}:{step.id}")
+                 .start())
+    streaming.awaitTermination()
+    return StepReport(
+        step.id, step.op, step.kind.value, path,
+        rows_written_since(spark, path, before), delta_version(spark, path),
+        time.monotonic() - start,
+        schema=[(f.name, f.dataType.simpleString()) for f in schema.fields],
+    )
+
+
+def _merge(spark: SparkSession, rows: DataFrame, path: str, query: StepQuery, txn: str,
+           batch_id: int) -> None:
+    from delta.tables import DeltaTable
+
+    flagged = rows.withColumn("__tombstone", F.expr(query.tombstone or "false"))
+    values = {c: F.col(f"s.`{c}`") for c in rows.columns}
+    with IdempotentDml(spark, txn, batch_id):
+        (DeltaTable.forPath(spark, path).alias("t")
+         .merge(flagged.alias("s"), "t._key <=> s._key")
+         .whenMatchedDelete(condition="s.__tombstone")
+         .whenMatchedUpdate(condition="NOT s.__tombstone", set=values)
+         .whenNotMatchedInsert(condition="NOT s.__tombstone", values=values)
+         .execute())
+
+
+def run_pipeline(pipeline: Pipeline, io: StepIO,
+                 on_step: Callable[[int, Step, StepReport | None], None] | None = None
+                 ) -> list[StepReport]:
+    """Every step once, upstream first (the steps are in dependency order)."""
+    reports = []
+    runnable = [s for s in pipeline.steps if s.id not in pipeline.explain]
+    for index, step in enumerate(runnable):
+        if on_step:
+            on_step(index, step, None)
+        report = run_step(step, io)
+        reports.append(report)
+        if on_step:
+            on_step(index, step, report)
+    return reports

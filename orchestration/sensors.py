@@ -1,0 +1,50 @@
+"""A sensor per pipeline: when any of its sources has new data (a new Delta
+version, a new file), it requests a run of the pipeline's job."""
+
+import json
+import os
+
+from dagster import (
+    DefaultSensorStatus,
+    RunRequest,
+    SensorDefinition,
+    SensorEvaluationContext,
+    SkipReason,
+    sensor,
+)
+
+from orchestration.jobs import UnresolvedAssetJobDefinition
+from resources.warehouse import WarehouseResource
+from sql.plan import Pipeline, SourceStep
+
+
+def source_marker(warehouse: WarehouseResource, source: SourceStep) -> str:
+    """What changes when a source gets new data, read without starting Spark:
+    the newest Delta commit file, or the names of the files in the folder."""
+    path = warehouse.source_path(source.location).removeprefix("file:")
+    if source.format == "delta":
+        log = os.path.join(path, "_delta_log")
+        commits = sorted(f for f in os.listdir(log) if f.endswith(".json")) \
+            if os.path.isdir(log) else []
+        return commits[-1] if commits else ""
+    files = sorted(os.listdir(path)) if os.path.isdir(path) else []
+    return f"{len(files)}:{files[-1] if files else ''}"
+
+
+def pipeline_sensor(pipeline: Pipeline, job: UnresolvedAssetJobDefinition,
+                    warehouse: WarehouseResource) -> SensorDefinition:
+    @sensor(name=f"{pipeline.name}_new_data", job=job, minimum_interval_seconds=30,
+            default_status=DefaultSensorStatus.STOPPED,
+            description=f"Runs '{pipeline.name}' when any of its sources has new data.")
+    def _sensor(context: SensorEvaluationContext):
+        markers = {name: source_marker(warehouse, step)
+                   for name, step in pipeline.sources.items()}
+        previous = json.loads(context.cursor) if context.cursor else {}
+        if markers == previous:
+            return SkipReason("no new source data")
+        context.update_cursor(json.dumps(markers))
+        changed = sorted(k for k in markers if markers[k] != previous.get(k))
+        return RunRequest(run_key=json.dumps(markers, sort_keys=True),
+                          tags={"splice/sources": ",".join(changed)})
+
+    return _sensor

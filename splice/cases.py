@@ -1,0 +1,240 @@
+"""Case files: a pipeline, the data that arrives, and what must come out.
+
+The format is the one of the acceptance cases (``tests/cases/README.md``):
+``sql``; ``runs``, each appending rows to sources and then running the whole
+pipeline once, optionally checking outputs; a final ``expect`` checked after
+one more run with no new data; or an ``error`` the pipeline must be rejected
+with. ``splice test`` runs them, each against a fresh temporary warehouse;
+the project's own acceptance tests run the very same function.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from sql.errors import SqlErrors
+from sql.plan import Kind, Pipeline, SourceStep
+
+
+class OutputExpect(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rows: list[dict[str, Any]] | None = None
+    state: list[dict[str, Any]] | None = None
+
+
+class RunSpec(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    append: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    expect: dict[str, OutputExpect] | None = None
+
+
+class ErrorExpect(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    contains: list[str]
+    line: int | None = None
+
+
+class Case(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    case: str
+    source: str | None = Field(default=None, alias="from")
+    note: str | None = None
+    sql: str
+    runs: list[RunSpec] = Field(default_factory=list)
+    expect: dict[str, OutputExpect] | None = None
+    error: ErrorExpect | None = None
+
+
+def load_case(path: str | Path) -> Case:
+    with open(path) as fh:
+        data = yaml.safe_load(fh)
+    return Case.model_validate(data)
+
+
+@dataclass
+class CaseResult:
+    name: str
+    path: str
+    passed: bool
+    details: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def render(self) -> str:
+        head = f"{'PASS' if self.passed else 'FAIL'} {self.name} ({self.seconds:.1f}s)"
+        return "\n".join([head, *("  " + d for d in self.details)])
+
+
+# -- running ------------------------------------------------------------------
+def run_case(case: Case, path: str, spark: Any, workdir: str | None = None) -> CaseResult:
+    """Run one case on a fresh warehouse; never raises for a failing case."""
+    from splice.compile import compile_text
+
+    start = time.monotonic()
+    file = os.path.basename(path) if path else f"{case.case}.sql"
+    try:
+        pipeline = compile_text(case.sql, file=file, name=_safe(case.case))
+    except SqlErrors as err:
+        return _result(case, path, start, _check_error(case, err))
+    if case.error is not None:
+        return _result(case, path, start, [
+            f"expected the pipeline to be rejected (with {case.error.contains}), "
+            "but it compiled"])
+    root = workdir or tempfile.mkdtemp(prefix=f"splice-case-{_safe(case.case)}-")
+    return _result(case, path, start, _run_data(case, pipeline, spark, root))
+
+
+def _result(case: Case, path: str, start: float, problems: list[str]) -> CaseResult:
+    return CaseResult(case.case, path, not problems, problems, time.monotonic() - start)
+
+
+def _check_error(case: Case, err: SqlErrors) -> list[str]:
+    messages = [e.render() for e in err.errors]
+    if case.error is None:
+        return ["the pipeline was rejected:", *messages]
+    for e in err.errors:
+        text = e.render().lower()
+        words_ok = all(w.lower() in text for w in case.error.contains)
+        line_ok = case.error.line is None or e.position.line == case.error.line
+        if words_ok and line_ok:
+            return []
+    want = f"an error holding {case.error.contains}"
+    if case.error.line is not None:
+        want += f" on line {case.error.line}"
+    return [f"expected {want}; got:", *messages]
+
+
+def _run_data(case: Case, pipeline: Pipeline, spark: Any, root: str) -> list[str]:
+    from engine.io import StepIO
+    from engine.runner import StepFailed, run_pipeline
+    from resources.warehouse import WarehouseResource
+
+    io = StepIO(spark=spark, warehouse=WarehouseResource(root=root), pipeline=pipeline)
+    problems: list[str] = []
+    try:
+        for number, spec in enumerate(case.runs, start=1):
+            for source_name, rows in spec.append.items():
+                append_rows(io, _source(pipeline, source_name), rows)
+            run_pipeline(pipeline, io)
+            if spec.expect:
+                problems += check_outputs(io, spec.expect, f"after run {number}")
+        run_pipeline(pipeline, io)
+        if case.expect:
+            problems += check_outputs(io, case.expect, "after the last run")
+    except StepFailed as err:
+        problems.append(str(err))
+    except CaseDataError as err:
+        problems.append(str(err))
+    return problems
+
+
+class CaseDataError(Exception):
+    """The case itself is wrong: an unknown source or output name."""
+
+
+def _source(pipeline: Pipeline, name: str) -> SourceStep:
+    for source_name, step in pipeline.sources.items():
+        if source_name.lower() == name.lower():
+            return step
+    raise CaseDataError(f"the case appends to '{name}', which the pipeline does not declare "
+                        f"(its sources: {', '.join(pipeline.sources)})")
+
+
+def check_outputs(io: Any, expect: dict[str, OutputExpect], when: str) -> list[str]:
+    from splice.compare import compare_rows
+
+    problems: list[str] = []
+    outputs = {name.lower(): step for name, step in io.pipeline.outputs.items()}
+    for name, wanted in expect.items():
+        step = outputs.get(name.lower())
+        if step is None:
+            raise CaseDataError(f"the case expects output '{name}', which the pipeline does not "
+                                f"write (its outputs: {', '.join(io.pipeline.outputs)})")
+        if wanted.rows is not None and step.kind == Kind.TABLE:
+            problems.append(f"output '{name}' is a table: expect its 'state', not 'rows'")
+            continue
+        if wanted.state is not None and step.kind == Kind.STREAM:
+            problems.append(f"output '{name}' is a stream: expect its 'rows', not 'state'")
+            continue
+        df = io.spark.read.format("delta").load(io.table_path(step))
+        actual = [row.asDict(recursive=True) for row in df.collect()]
+        expected = wanted.rows if wanted.rows is not None else wanted.state or []
+        result = compare_rows(expected, actual, df.columns)
+        if not result.ok:
+            what = "rows" if wanted.rows is not None else "state"
+            problems.append(f"output '{name}' {when} ({what}):")
+            problems += ["  " + p for p in result.problems]
+    return problems
+
+
+# -- appending ------------------------------------------------------------------
+def append_rows(io: Any, step: SourceStep, rows: list[dict[str, Any]]) -> None:
+    """Append rows to a source, as its producer would: a Delta commit, or a
+    new JSON-lines file. Values keep the case's spelling for JSON (so a case
+    can hold a record that does not fit the schema)."""
+    path = io.warehouse.source_path(step.location)
+    if step.format == "json":
+        os.makedirs(path.removeprefix("file:"), exist_ok=True)
+        name = os.path.join(path.removeprefix("file:"), f"part-{uuid.uuid4().hex}.json")
+        with open(name, "w") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, default=str) + "\n")
+        return
+    from resources.sources import declared_schema
+
+    schema = declared_schema(step)
+    by_lower = {c.name.lower(): c for c in step.declared}
+    converted = []
+    for row in rows:
+        lowered = {str(k).lower(): v for k, v in row.items()}
+        unknown = set(lowered) - set(by_lower)
+        if unknown:
+            raise CaseDataError(f"rows for '{step.name}' name unknown columns "
+                                f"{', '.join(sorted(unknown))}")
+        converted.append(tuple(_python_value(lowered.get(c.name.lower()), c.type)
+                               for c in step.declared))
+    df = io.spark.createDataFrame(converted, schema).coalesce(1)
+    df.write.format("delta").mode("append").save(path)
+
+
+def _python_value(value: Any, typ: str) -> Any:
+    if value is None:
+        return None
+    if typ in ("timestamp", "timestamp_ntz"):
+        if isinstance(value, str):
+            value = dt.datetime.fromisoformat(value)
+        if isinstance(value, dt.datetime) and value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return value
+    if typ == "date":
+        return dt.date.fromisoformat(value) if isinstance(value, str) else value
+    if typ in ("int", "bigint", "smallint", "tinyint"):
+        return int(value)
+    if typ in ("double", "float"):
+        return float(value)
+    if typ.startswith("decimal"):
+        return Decimal(str(value))
+    if typ == "boolean":
+        return bool(value)
+    if typ == "string":
+        return str(value)
+    return value
+
+
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)

@@ -1,0 +1,158 @@
+"""The ``splice`` command: validate, explain, run and test pipelines."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from sql.errors import SqlErrors
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="splice", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("validate", help="parse and analyze; print every error")
+    p.add_argument("paths", nargs="+", help="a .sql file or a folder of them")
+
+    p = sub.add_parser("explain", help="the steps, strategies and step graph")
+    p.add_argument("path")
+
+    p = sub.add_parser("run", help="run every step once, incrementally, upstream first")
+    p.add_argument("path")
+    p.add_argument("--warehouse", default="warehouse", help="the warehouse folder or URI")
+    p.add_argument("--master", default="local[2]", help="Spark master URL")
+
+    p = sub.add_parser("test", help="run case files against fresh warehouses")
+    p.add_argument("cases", nargs="+", help="case .yaml files or folders of them")
+
+    p = sub.add_parser("demo", help="write the demo data, run the demo pipeline, show outputs")
+    p.add_argument("--warehouse", default="warehouse")
+    p.add_argument("--pipeline", default="pipelines/demo")
+
+    args = parser.parse_args(argv)
+    handler = {"validate": _validate, "explain": _explain, "run": _run, "test": _test,
+               "demo": _demo}[args.command]
+    try:
+        return handler(args)
+    except SqlErrors as err:
+        for e in err.errors:
+            print(e.render(), file=sys.stderr)
+        return 1
+    except FileNotFoundError as err:
+        print(f"splice: {err}", file=sys.stderr)
+        return 2
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from splice.compile import compile_path
+
+    failed = False
+    for path in args.paths:
+        try:
+            pipeline = compile_path(path)
+        except SqlErrors as err:
+            failed = True
+            for e in err.errors:
+                print(e.render())
+            continue
+        print(f"{path}: ok, pipeline '{pipeline.name}' with {len(pipeline.steps)} steps")
+    return 1 if failed else 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from splice.compile import compile_path
+    from splice.explain import explain_pipeline
+
+    print(explain_pipeline(compile_path(args.path)))
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from engine.runner import StepFailed
+    from splice.compile import compile_path
+
+    pipeline = compile_path(args.path)
+    try:
+        run_and_report(pipeline, args.warehouse, args.master)
+    except StepFailed as err:
+        print(f"\nsplice: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_and_report(pipeline, warehouse: str, master: str = "local[2]"):
+    """Run a compiled pipeline with a progress display and a summary."""
+    from engine.io import StepIO
+    from engine.runner import StepReport, run_pipeline
+    from resources.spark import SparkResource
+    from resources.warehouse import WarehouseResource
+    from sql.plan import Step
+
+    print(f"starting Spark ({master}) ...", flush=True)
+    spark = SparkResource(master=master).session()
+    io = StepIO(spark=spark, warehouse=WarehouseResource(root=warehouse), pipeline=pipeline)
+    total = len(pipeline.steps)
+    started: dict[str, float] = {}
+
+    def progress(index: int, step: Step, report: StepReport | None) -> None:
+        label = f"[{index + 1}/{total}] {step.op:<11} {step.id}"
+        if report is None:
+            started[step.id] = time.monotonic()
+            print(f"{label} ...", flush=True)
+        else:
+            extra = f", {report.dead_letters} to dead letter" if report.dead_letters else ""
+            print(f"{label}: {report.rows_written} rows written{extra} "
+                  f"({report.seconds:.1f}s)", flush=True)
+
+    reports = run_pipeline(pipeline, io, progress)
+    print("\nsummary")
+    print(f"  {'step':<32} {'kind':<7} {'rows':>6} {'dead':>5} {'late':>5} {'version':>7}  path")
+    for r in reports:
+        version = "-" if r.delta_version is None else str(r.delta_version)
+        print(f"  {r.step_id:<32} {r.kind:<7} {r.rows_written:>6} {r.dead_letters:>5} "
+              f"{r.late_dropped:>5} {version:>7}  {r.path}")
+    return reports, io
+
+
+def _case_files(paths: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for p in map(Path, paths):
+        files += sorted(p.glob("*.yaml")) if p.is_dir() else [p]
+    return files
+
+
+def _test(args: argparse.Namespace) -> int:
+    from resources.spark import SparkResource
+    from splice.cases import load_case, run_case
+
+    files = _case_files(args.cases)
+    spark = None
+    passed = failed = 0
+    for file in files:
+        case = load_case(file)
+        if case.error is None and spark is None:
+            spark = SparkResource().session()
+        result = run_case(case, str(file), spark)
+        print(result.render(), flush=True)
+        passed, failed = passed + result.passed, failed + (not result.passed)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from splice.compile import compile_path
+    from splice.demo import show_outputs, write_demo_data
+
+    pipeline = compile_path(args.pipeline)
+    print(f"demo warehouse: {Path(args.warehouse).resolve()} (written afresh)")
+    write_demo_data(pipeline, args.warehouse)
+    _, io = run_and_report(pipeline, args.warehouse)
+    show_outputs(io)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

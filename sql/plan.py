@@ -1,0 +1,211 @@
+"""The logical plan: what a pipeline computes, step by step.
+
+The analyzer turns parsed statements into a :class:`Pipeline` of frozen
+pydantic steps. Each step produces one relation (a stream or a table, with a
+key and value columns), is stored as one Delta table, and becomes one Dagster
+asset. Expressions are stored as Spark SQL text already resolved against the
+step's input naming: a single-input step sees its input's columns by name
+(``_key``, value columns, ``ROWTIME``); a join step sees its inputs under the
+aliases ``l`` and ``r``.
+
+The join planner (``joins.planner``) picks a physical strategy for every
+:class:`JoinStep`; nothing here runs Spark.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Kind(StrEnum):
+    STREAM = "stream"
+    TABLE = "table"
+
+
+class JoinType(StrEnum):
+    INNER = "INNER"
+    LEFT = "LEFT"
+    RIGHT = "RIGHT"
+    FULL = "FULL"
+    CROSS = "CROSS"
+
+
+class Where(Model):
+    """Where a statement came from, for errors and EXPLAIN."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+class ColumnSpec(Model):
+    name: str
+    type: str  # Spark DDL type: "int", "string", "struct<a:int,b:string>"
+    nullable: bool = True
+
+
+class Relation(Model):
+    """What a step produces: every stored row is ``_key``, the value columns
+    in order, then ``ROWTIME``."""
+
+    kind: Kind
+    key_type: str
+    columns: tuple[ColumnSpec, ...]
+    # The value columns the key is made of, in order, when the key is known to
+    # be exactly those columns (one column: the key is that column; several:
+    # a struct of them). Empty when the key is anything else.
+    key_columns: tuple[str, ...] = ()
+    # The value column the event time came from, when it is still one.
+    time_column: str | None = None
+
+    def column(self, name: str) -> ColumnSpec | None:
+        lowered = name.lower()
+        return next((c for c in self.columns if c.name.lower() == lowered), None)
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+
+class Projection(Model):
+    """One output value column: its name and the Spark SQL that computes it."""
+
+    name: str
+    expr: str
+
+
+class Window(Model):
+    """The one window model every stream-stream form normalizes to.
+
+    A left record ``l`` and a right record ``r`` match when
+    ``-before_ms <= r.ROWTIME - l.ROWTIME <= after_ms``; records may arrive up
+    to ``grace_ms`` late.
+    """
+
+    before_ms: int
+    after_ms: int
+    grace_ms: int = 0
+    form: str  # how the user wrote it: "WITHIN", "OVER", "BETWEEN", "TUMBLE" ...
+
+
+class StepBase(Model):
+    id: str
+    inputs: tuple[str, ...] = ()
+    relation: Relation
+    # The output this step writes, when it is one (INSERT INTO / CREATE ... AS).
+    output: str | None = None
+    where: Where
+    sql: str = ""  # the statement text this step came from
+
+    @property
+    def kind(self) -> Kind:
+        return self.relation.kind
+
+
+class SourceStep(StepBase):
+    """A declared source. Delta sources are read in place; file formats are
+    ingested into a Delta table first. Records that do not fit the declared
+    schema go to the source's dead-letter table."""
+
+    op: Literal["source"] = "source"
+    name: str
+    location: str
+    format: str = "delta"
+    declared: tuple[ColumnSpec, ...]
+    timestamp_column: str | None = None
+    watermark_ms: int | None = None
+    changelog: bool = True
+    options: dict[str, str] = Field(default_factory=dict)
+
+
+class MaterializeStep(StepBase):
+    """A stream read as a table: one row per key, latest record wins, a record
+    whose ``tombstone_columns`` are all NULL deletes its key."""
+
+    op: Literal["materialize"] = "materialize"
+    tombstone_columns: tuple[str, ...]
+
+
+class ProjectStep(StepBase):
+    """A filter and projection over one input (no join)."""
+
+    op: Literal["project"] = "project"
+    filter: str | None = None
+    select: tuple[Projection, ...]
+    key: str | None = None  # Spark SQL for the new _key; None keeps the input's
+
+
+class RepartitionStep(StepBase):
+    """Re-keys a stream so that its ``_key`` is the join expression."""
+
+    op: Literal["repartition"] = "repartition"
+    key: str
+
+
+class Equality(Model):
+    left: str
+    right: str
+    text: str  # as the user wrote it
+
+
+class JoinStep(StepBase):
+    """A join of two inputs, ``l`` and ``r``. Predicates are split where the
+    language says they run: per input before the join, as equalities, as a
+    residual over candidate pairs, and after the join (WHERE)."""
+
+    op: Literal["join"] = "join"
+    join_type: JoinType
+    left_kind: Kind
+    right_kind: Kind
+    equalities: tuple[Equality, ...] = ()
+    left_filter: str | None = None
+    right_filter: str | None = None
+    residual: str | None = None
+    post_filter: str | None = None
+    window: Window | None = None
+    select: tuple[Projection, ...]
+    key: str  # Spark SQL for the result's _key, over l and r
+    rowtime: str  # Spark SQL for the result's ROWTIME, over l and r
+    proctime: bool = False  # FOR SYSTEM_TIME AS OF PROCTIME()
+    late_match_retention_ms: int | None = None
+
+
+Step = Annotated[
+    SourceStep | MaterializeStep | ProjectStep | RepartitionStep | JoinStep,
+    Field(discriminator="op"),
+]
+
+
+class Pipeline(Model):
+    """A whole compiled pipeline: its steps in dependency order."""
+
+    name: str
+    steps: tuple[Step, ...]
+    explain: tuple[str, ...] = ()  # ids of steps named by EXPLAIN statements
+
+    def step(self, step_id: str) -> Step:
+        for s in self.steps:
+            if s.id == step_id:
+                return s
+        raise KeyError(step_id)
+
+    @property
+    def outputs(self) -> dict[str, Step]:
+        return {s.output: s for s in self.steps if s.output}
+
+    @property
+    def sources(self) -> dict[str, SourceStep]:
+        return {s.name: s for s in self.steps if isinstance(s, SourceStep)}
+
+    def downstream(self, step_id: str) -> list[Step]:
+        return [s for s in self.steps if step_id in s.inputs]

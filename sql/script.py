@@ -1,0 +1,265 @@
+"""Parse a pipeline file into its statements, with positions.
+
+The whole file is tokenized once, so every token, node and error offset is
+absolute in the file; the tokens are then cut at each ``;`` and every
+statement is parsed on its own, so that one bad statement does not hide the
+errors of the others. Whatever the input, only :class:`sql.errors.SqlErrors`
+leaves :func:`parse_script`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel, ParseError, TokenError
+from sqlglot.tokens import Token, TokenType
+
+from sql import nodes
+from sql.dialect import PIPELINE_STATEMENTS, Splice
+from sql.errors import Position, SqlError, SqlErrors, position_in
+
+_DIALECT = Splice()
+
+
+@dataclass(frozen=True)
+class ParsedStatement:
+    """One statement of a pipeline file."""
+
+    node: exp.Expression  # one of sql.nodes.STATEMENT_TYPES
+    position: Position  # of the statement's first token
+    text: str  # the statement's own source text (without the ';')
+
+
+def parse_script(text: str, file: str) -> list[ParsedStatement]:
+    """The statements of ``text`` (the contents of ``file``), in order.
+
+    Every statement node and every ``exp.Join`` in them carries
+    ``meta["offset"]``. Raises :class:`SqlErrors` with one positioned error per
+    statement that does not parse or is not a pipeline statement.
+    """
+    source = _Source(text, file)
+    try:
+        tokens = _tokenize(source)
+    except _Rejected as rejected:
+        raise SqlErrors([rejected.error]) from None
+
+    statements: list[ParsedStatement] = []
+    errors: list[SqlError] = []
+    for chunk in _split_statements(tokens):
+        try:
+            statements.append(_parse_statement(source, chunk))
+        except _Rejected as rejected:
+            errors.append(rejected.error)
+    if errors:
+        raise SqlErrors(errors)
+    return statements
+
+
+def node_position(
+    node: exp.Expression, text: str, file: str, fallback: Position
+) -> Position:
+    """Where ``node`` stands in ``text``: its own ``meta["offset"]``, else the
+    earliest position sqlglot recorded on a descendant (an identifier, a
+    column, a literal ...), else ``fallback``."""
+    offset = node.meta_get("offset")
+    if offset is None:
+        offset = _earliest_offset(node)
+    return fallback if offset is None else position_in(text, offset, file)
+
+
+# ----------------------------------------------------------------------
+# Tokens and statements
+
+
+@dataclass(frozen=True)
+class _Source:
+    text: str
+    file: str
+
+    def at(self, offset: int) -> Position:
+        return position_in(self.text, offset, self.file)
+
+
+class _Rejected(Exception):
+    """Internal: carries one SqlError out of the parsing helpers."""
+
+    def __init__(self, error: SqlError) -> None:
+        super().__init__(error.render())
+        self.error = error
+
+
+def _tokenize(source: _Source) -> list[Token]:
+    tokenizer = _DIALECT.tokenizer_class(dialect=_DIALECT)
+    try:
+        return tokenizer.tokenize(source.text)
+    except TokenError:
+        raise _Rejected(_token_error(source, _failed_token_offset(tokenizer))) from None
+    except Exception:  # a tokenizer bug must not reach the user as a traceback
+        raise _Rejected(
+            SqlError(source.at(0), "the file could not be read as SQL",
+                     "check the file's quotes and comments")
+        ) from None
+
+
+def _failed_token_offset(tokenizer: object) -> int:
+    """The offset of the token the tokenizer was reading when it failed."""
+    start = getattr(getattr(tokenizer, "_core", None), "_start", 0)
+    return start if isinstance(start, int) else 0
+
+
+def _token_error(source: _Source, offset: int) -> SqlError:
+    opening = source.text[offset : offset + 2]
+    if opening.startswith("'"):
+        rule, fix = "syntax error: this string is never closed", "end the string with '"
+    elif opening[:1] in ('"', "`"):
+        rule = "syntax error: this quoted name is never closed"
+        fix = f"end the name with {opening[:1]}"
+    elif opening == "/*":
+        rule, fix = "syntax error: this comment is never closed", "end the comment with */"
+    else:
+        rule, fix = "syntax error: unreadable text", "remove or quote the characters here"
+    return SqlError(source.at(offset), rule, fix)
+
+
+def _split_statements(tokens: list[Token]) -> list[list[Token]]:
+    """The tokens of each statement; stray ``;`` make no statement."""
+    chunks: list[list[Token]] = [[]]
+    for token in tokens:
+        if token.token_type == TokenType.SEMICOLON:
+            chunks.append([])
+        else:
+            chunks[-1].append(token)
+    return [chunk for chunk in chunks if chunk]
+
+
+def _parse_statement(source: _Source, chunk: list[Token]) -> ParsedStatement:
+    first, last = chunk[0], chunk[-1]
+    parser = _DIALECT.parser(error_level=ErrorLevel.IMMEDIATE)
+    try:
+        parsed = parser.parse(chunk, source.text)
+    except ParseError as error:
+        raise _Rejected(_syntax_error(source, error, first)) from None
+    except Exception:  # a parser bug must not reach the user as a traceback
+        raise _Rejected(_internal_error(source, parser, first)) from None
+
+    node = parsed[0] if len(parsed) == 1 else None
+    if not isinstance(node, nodes.STATEMENT_TYPES):
+        raise _Rejected(_not_a_statement(source, first))
+
+    node.meta["offset"] = first.start
+    _position_joins(node)
+    return ParsedStatement(
+        node=node, position=source.at(first.start), text=source.text[first.start : last.end + 1]
+    )
+
+
+def _position_joins(node: exp.Expr) -> None:
+    """Give every join an offset (the parser sets it; this is the backstop)."""
+    for join in node.find_all(exp.Join):
+        if join.meta_get("offset") is None:
+            offset = _earliest_offset(join)
+            if offset is not None:
+                join.meta["offset"] = offset
+
+
+def _earliest_offset(node: exp.Expr) -> int | None:
+    offsets = [
+        offset
+        for descendant in node.walk()
+        if (offset := descendant.meta_get("offset", descendant.meta_get("start"))) is not None
+    ]
+    return min(offsets, default=None)
+
+
+# ----------------------------------------------------------------------
+# Error wording
+
+
+# First tokens that are not a statement's keyword.
+_NOT_KEYWORDS = frozenset(
+    {TokenType.VAR, TokenType.NUMBER, TokenType.STRING, TokenType.IDENTIFIER}
+)
+
+
+def _not_a_statement(source: _Source, first: Token) -> SqlError:
+    keyword = first.token_type not in _NOT_KEYWORDS and first.text.replace(" ", "").isalpha()
+    what = f"{first.text.upper()} statements cannot" if keyword else "this statement cannot"
+    if first.token_type in (TokenType.SELECT, TokenType.WITH):
+        fix = ("name its result: INSERT INTO <name> SELECT ..., CREATE STREAM <name> AS "
+               "SELECT ... or WITH <name> AS (SELECT ...)")
+    else:
+        fix = "remove this statement from the pipeline"
+    return SqlError(
+        source.at(first.start),
+        f"{what} be part of a pipeline, which holds only {PIPELINE_STATEMENTS}",
+        fix,
+    )
+
+
+def _internal_error(source: _Source, parser: object, first: Token) -> SqlError:
+    current = getattr(parser, "_curr", None)
+    offset = current.start if isinstance(current, Token) and current else first.start
+    return SqlError(
+        source.at(offset),
+        "syntax error: this statement could not be parsed here",
+        "check the statement's syntax near this point",
+    )
+
+
+# Hints for words that are valid Splice but not where they were found.
+_MISPLACED: dict[str, tuple[str, str]] = {
+    "WITHIN": ("WITHIN belongs to a JOIN", "write ... JOIN b WITHIN 5s ON ..."),
+    "GRACE": ("GRACE PERIOD belongs to a JOIN",
+              "write ... JOIN b WITHIN 5s GRACE PERIOD 1s ON ..."),
+    "OVER": ("OVER (...) follows a stream name in FROM or JOIN",
+             "write FROM s OVER (RANGE INTERVAL '1' MINUTE PRECEDING) AS a"),
+    "EMIT": ("EMIT CHANGES ends a CREATE STREAM|TABLE ... AS SELECT statement",
+             "put EMIT CHANGES last, or remove it"),
+}
+
+
+def _syntax_error(source: _Source, error: ParseError, first: Token) -> SqlError:
+    info = error.errors[0] if error.errors else {}
+    offset = info.get("offset")
+    if not isinstance(offset, int):
+        offset = first.start
+    rule, fix = _wording(info)
+    return SqlError(source.at(offset), rule, fix)
+
+
+def _wording(info: dict) -> tuple[str, str]:
+    """The rule and fix for a parse error: Splice's own words where the
+    dialect raised it, otherwise sqlglot's description made plain."""
+    description = str(info.get("description") or "syntax error").rstrip(".")
+    token = str(info.get("token") or "")
+    at_end = bool(info.get("at_end"))
+    found = "the end of the statement" if at_end else f"{token!r}"
+
+    if "fix" in info:
+        return description, str(info["fix"])
+    if description.startswith("Expecting "):
+        expected = description.removeprefix("Expecting ").strip()
+        return (f"syntax error: expected {expected!r} but found {found}",
+                f"add the missing {expected!r}")
+    if description.startswith("Invalid expression / Unexpected token"):
+        if at_end:
+            return ("syntax error: the statement ends too early",
+                    "complete the statement before its ';'")
+        hint = _MISPLACED.get(token.upper())
+        if hint:
+            return f"syntax error: unexpected {token!r}; {hint[0]}", hint[1]
+        return (f"syntax error: unexpected {found}",
+                "remove or correct it; each statement ends with ';'")
+    if description.startswith("Required keyword"):
+        return (f"syntax error: incomplete expression near {found}",
+                "complete the expression or remove the stray word")
+    if description.startswith("Failed to parse any statement following CTE"):
+        return ("syntax error: WITH name AS (...) must be followed by a query here",
+                "add the SELECT that uses the named query")
+    if description.startswith("Expected table name"):
+        return (f"syntax error: expected a stream or table name but found {found}",
+                "name a stream or table, e.g. FROM orders")
+    return f"syntax error: {description[:1].lower()}{description[1:]} (near {found})", (
+        "correct the statement near this point"
+    )

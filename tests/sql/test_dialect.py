@@ -1,0 +1,761 @@
+"""The Splice dialect (sql.dialect) and the script parser (sql.script).
+
+No Spark here: parsing, printing back, node shapes, positions and errors.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import yaml
+from sqlglot import exp, parse_one
+from sqlglot.errors import ParseError
+from sqlglot.tokens import Token, TokenType
+
+from sql import nodes
+from sql.dialect import Splice, parse_duration
+from sql.errors import Position, SqlErrors
+from sql.script import ParsedStatement, node_position, parse_script
+
+CASES = Path(__file__).resolve().parents[1] / "cases"
+
+
+def parse(sql: str) -> exp.Expr:
+    return parse_one(sql, read=Splice)
+
+
+def validate_identity(sql: str, write_sql: str | None = None) -> exp.Expr:
+    """Parse ``sql`` with Splice and print it back: the canonical text is
+    ``write_sql`` (``sql`` itself when not given)."""
+    expression = parse(sql)
+    assert expression.sql(dialect=Splice) == (write_sql or sql)
+    return expression
+
+
+def select(sql: str) -> exp.Select:
+    expression = parse(sql)
+    assert isinstance(expression, exp.Select)
+    return expression
+
+
+def only_join(sql: str) -> exp.Join:
+    joins = select(sql).args["joins"]
+    assert len(joins) == 1
+    return joins[0]
+
+
+def statement(sql: str) -> exp.Expr:
+    [parsed] = parse_script(sql, "t.sql")
+    return parsed.node
+
+
+def errors_of(sql: str) -> list[tuple[int, int, str]]:
+    with pytest.raises(SqlErrors) as raised:
+        parse_script(sql, "t.sql")
+    return [(e.position.line, e.position.col, e.rule) for e in raised.value.errors]
+
+
+# ---------------------------------------------------------------------------
+# (a) identity: parse, then print with Splice
+
+
+IDENTITIES: list[tuple[str, str | None]] = [
+    # Source DDL
+    (
+        "CREATE STREAM orders (id INT, customer_id INT, item STRING, ts TIMESTAMP) "
+        "WITH (location='orders', format='delta', key='id', timestamp='ts')",
+        None,
+    ),
+    ("CREATE TABLE customers (id INT, name STRING) WITH (location='customers', key='id')", None),
+    (
+        "CREATE SOURCE s1 (id INT, value INT, ts TIMESTAMP, "
+        "WATERMARK FOR ts AS ts - INTERVAL '20' SECOND) WITH (location='s1')",
+        None,
+    ),
+    (
+        "CREATE TABLE t (a INT, b INTEGER, c BIGINT, d SMALLINT, e TINYINT, f STRING, "
+        "g VARCHAR, h VARCHAR(32), i TEXT, j BOOLEAN, k DOUBLE, l FLOAT, m DECIMAL(10,2), "
+        "n DATE, o TIMESTAMP)",
+        "CREATE TABLE t (a INT, b INT, c BIGINT, d SMALLINT, e TINYINT, f STRING, "
+        "g STRING, h VARCHAR(32), i STRING, j BOOLEAN, k DOUBLE, l FLOAT, m DECIMAL(10, 2), "
+        "n DATE, o TIMESTAMP)",
+    ),
+    ("CREATE TABLE t (id INT NOT NULL PRIMARY KEY, v STRING) WITH (location='t')", None),
+    (
+        "CREATE STREAM s (value INT, ts TIMESTAMP, timestamp TIMESTAMP, stream STRING, "
+        "key STRING, Rowtime_Col TIMESTAMP)",
+        None,
+    ),
+    ("CREATE TABLE t (id INT) WITH (changelog=false, n=5)",
+     "CREATE TABLE t (id INT) WITH (changelog='false', n=5)"),
+    ("create stream input-topic (a int) with (location='input_topic')",
+     "CREATE STREAM input-topic (a INT) WITH (location='input_topic')"),
+    ("CREATE STREAM stocks.order_quantity (q INT)", None),
+    # Outputs and steps
+    ("CREATE STREAM out AS SELECT * FROM a EMIT CHANGES", None),
+    ("CREATE TABLE out AS SELECT a.id FROM a", None),
+    ("CREATE MATERIALIZED VIEW mv AS SELECT s1.id AS id1 FROM s1", None),
+    ("INSERT INTO target-topic SELECT STREAM field1 FROM input-topic", None),
+    ("INSERT INTO out SELECT STREAM * FROM a EMIT CHANGES",
+     "INSERT INTO out SELECT STREAM * FROM a"),
+    ("WITH customersTable AS (SELECT TABLE * FROM customers)", None),
+    ("SET join.late.match.retention = '1 HOUR'", None),
+    ("SET defaults.topic.autocreate=true", "SET defaults.topic.autocreate = 'true'"),
+    ("SET n = 5", None),
+    ("SET mode = lenient", "SET mode = 'lenient'"),
+    ("SET n = -2", None),
+    ("SET 'odd name' = 1", None),
+    ("SET 'plain.name' = 1", "SET plain.name = 1"),
+    ("EXPLAIN INSERT INTO out SELECT STREAM * FROM a", None),
+    ("EXPLAIN CREATE STREAM a (id INT)", None),
+    # SELECT STREAM / TABLE
+    ("SELECT STREAM * FROM t", None),
+    ("SELECT TABLE * FROM t", None),
+    ("SELECT stream FROM t", None),
+    ("SELECT stream, x FROM t", None),
+    ("SELECT STREAM stream FROM t", None),
+    ("SELECT TABLE table, stream FROM t", None),
+    ("SELECT stream * 2 FROM t", None),
+    ("SELECT stream.x FROM stream", None),
+    ("SELECT STREAM (1 + field1) AS x FROM t", None),
+    # Names
+    ("SELECT STREAM _key AS old-key FROM input-topic", None),
+    ("SELECT a-b, a - b, a -b FROM t", "SELECT a - b, a - b, a - b FROM t"),
+    ("SELECT x FROM input-topic AS in-t", None),
+    ("SELECT x FROM stocks.order_quantity", None),
+    ('SELECT b1."ticker", `b` FROM bids AS b1', 'SELECT b1."ticker", "b" FROM bids AS b1'),
+    ('SELECT x FROM "input-topic"', "SELECT x FROM input-topic"),
+    ("SELECT x FROM `input-topic`", "SELECT x FROM input-topic"),
+    ('SELECT x AS "two words" FROM t', None),
+    # Projections
+    ("SELECT STREAM field1 AS x.a, field2 AS x.b FROM t", None),
+    ("SELECT STREAM (1 + field1) AS _key.a FROM t", None),
+    ("SELECT STREAM field1 AS foo.bar.field1 FROM t", None),
+    ("SELECT STREAM field1 AS _key, field2 AS _value FROM t", None),
+    ("SELECT STREAM field1 f1, field2 AS f2 FROM t",
+     "SELECT STREAM field1 AS f1, field2 AS f2 FROM t"),
+    ("SELECT STREAM t.*, _key.field2, _value.field1 FROM t", None),
+    # Joins
+    ("SELECT * FROM a JOIN b ON a.x = b.x", None),
+    ("SELECT * FROM a INNER JOIN b ON a.x = b.x", None),
+    ("SELECT * FROM a LEFT JOIN b ON a.x = b.x", None),
+    ("SELECT * FROM a LEFT OUTER JOIN b ON a.x = b.x", "SELECT * FROM a LEFT JOIN b ON a.x = b.x"),
+    ("SELECT * FROM a RIGHT OUTER JOIN b ON a.x = b.x",
+     "SELECT * FROM a RIGHT JOIN b ON a.x = b.x"),
+    ("SELECT * FROM a FULL OUTER JOIN b ON a.x = b.x", "SELECT * FROM a FULL JOIN b ON a.x = b.x"),
+    ("SELECT * FROM a OUTER JOIN b ON a.x = b.x", "SELECT * FROM a FULL JOIN b ON a.x = b.x"),
+    ("SELECT * FROM a CROSS JOIN b", None),
+    ("SELECT * FROM a, b WHERE a.x = b.x", "SELECT * FROM a CROSS JOIN b WHERE a.x = b.x"),
+    ("SELECT * FROM a NATURAL JOIN b", None),
+    ("SELECT * FROM a NATURAL LEFT JOIN b", None),
+    ("SELECT * FROM a e JOIN b f USING (x, y)", "SELECT * FROM a AS e JOIN b AS f USING (x, y)"),
+    ("SELECT * FROM a JOIN b ON (a.x = b.x AND b.ok)",
+     "SELECT * FROM a JOIN b ON a.x = b.x AND b.ok"),
+    ("SELECT TABLE * FROM customers JOIN orders", None),
+    ("SELECT * FROM a JOIN b ON a.x = b.x JOIN c ON c.x = a.x", None),
+    ("SELECT * FROM a ASOF JOIN b ON a.k = b.k AND b.t <= a.t", None),
+    ("SELECT * FROM a ASOF LEFT JOIN b ON a.k = b.k AND b.t <= a.t", None),
+    # Join windows
+    ("SELECT * FROM a JOIN b WITHIN 5s ON a.x = b.x",
+     "SELECT * FROM a JOIN b WITHIN 5 SECONDS ON a.x = b.x"),
+    ("SELECT * FROM a LEFT JOIN b WITHIN 1h ON a.x = b.x",
+     "SELECT * FROM a LEFT JOIN b WITHIN 1 HOUR ON a.x = b.x"),
+    ("SELECT * FROM a JOIN b ON a.x = b.x WITHIN 500ms",
+     "SELECT * FROM a JOIN b WITHIN 500 MILLISECONDS ON a.x = b.x"),
+    ("SELECT * FROM a o JOIN b p WITHIN 1 HOURS ON p.id = o.id",
+     "SELECT * FROM a AS o JOIN b AS p WITHIN 1 HOUR ON p.id = o.id"),
+    ("SELECT * FROM a JOIN b WITHIN 2 HOURS ON a.x = b.x", None),
+    ("SELECT * FROM a JOIN b WITHIN 15 SECONDS GRACE PERIOD 5 SECONDS ON a.x = b.x", None),
+    ("SELECT * FROM a JOIN b WITHIN (1 MINUTE, 2 MINUTES) ON a.x = b.x", None),
+    ("SELECT * FROM a JOIN b WITHIN INTERVAL '1' MINUTE ON a.x = b.x",
+     "SELECT * FROM a JOIN b WITHIN 1 MINUTE ON a.x = b.x"),
+    ("SELECT * FROM a JOIN b WITHIN INTERVAL '1 minute' ON a.x = b.x",
+     "SELECT * FROM a JOIN b WITHIN 1 MINUTE ON a.x = b.x"),
+    ("SELECT * FROM a JOIN b WITHIN 2d ON a.x = b.x",
+     "SELECT * FROM a JOIN b WITHIN 2 DAYS ON a.x = b.x"),
+    ("SELECT * FROM a JOIN b WITHIN 5s", "SELECT * FROM a JOIN b WITHIN 5 SECONDS"),
+    ("SELECT * FROM a JOIN b GRACE PERIOD 1s ON a.x = b.x",
+     "SELECT * FROM a JOIN b GRACE PERIOD 1 SECOND ON a.x = b.x"),
+    ("SELECT * FROM a JOIN (SELECT STREAM * FROM b) AS c WITHIN 5 SECONDS ON a.x = c.x", None),
+    ("SELECT * FROM a JOIN b WITHIN 5s JOIN c WITHIN 6s ON c.x = b.x",
+     "SELECT * FROM a JOIN b WITHIN 5 SECONDS JOIN c WITHIN 6 SECONDS ON c.x = b.x"),
+    # s-Server windows
+    ("SELECT STREAM * FROM s OVER (RANGE INTERVAL '1' MINUTE PRECEDING) AS a", None),
+    ("SELECT * FROM s OVER (RANGE CURRENT ROW) AS a", None),
+    ("SELECT * FROM s OVER (ROWS 5 PRECEDING) AS a", None),
+    ("SELECT * FROM s OVER (ROWS BETWEEN 5 PRECEDING AND CURRENT ROW) AS a",
+     "SELECT * FROM s OVER (ROWS 5 PRECEDING) AS a"),
+    ("SELECT * FROM s OVER (RANGE BETWEEN INTERVAL '1' MINUTE PRECEDING AND CURRENT ROW) AS a",
+     "SELECT * FROM s OVER (RANGE INTERVAL '1' MINUTE PRECEDING) AS a"),
+    ("select * from bids over (range interval '1' hour preceding) as b1 "
+     "join asks over (range interval '2' second preceding) on b1.t = asks.t",
+     "SELECT * FROM bids OVER (RANGE INTERVAL '1' HOUR PRECEDING) AS b1 "
+     "JOIN asks OVER (RANGE INTERVAL '2' SECOND PRECEDING) ON b1.t = asks.t"),
+    # RisingWave
+    ("SELECT * FROM sales JOIN products FOR SYSTEM_TIME AS OF PROCTIME() ON product_id = id", None),
+    ("SELECT * FROM sales AS s JOIN products FOR SYSTEM_TIME AS OF PROCTIME() AS p ON s.a = p.a",
+     None),
+    ("SELECT * FROM sales AS s JOIN products AS p FOR SYSTEM_TIME AS OF PROCTIME() ON s.a = p.a",
+     "SELECT * FROM sales AS s JOIN products FOR SYSTEM_TIME AS OF PROCTIME() AS p ON s.a = p.a"),
+    ("SELECT * FROM TUMBLE(s1, ts, interval '1' MINUTE) JOIN TUMBLE(s2, ts, interval '1' MINUTE) "
+     "ON s1.id = s2.id AND s1.window_start = s2.window_start",
+     "SELECT * FROM TUMBLE(s1, ts, INTERVAL '1' MINUTE) JOIN TUMBLE(s2, ts, INTERVAL '1' MINUTE) "
+     "ON s1.id = s2.id AND s1.window_start = s2.window_start"),
+    ("SELECT * FROM HOP(s, ts, INTERVAL '1' MINUTE, INTERVAL '5' MINUTE) AS w", None),
+    ("SELECT * FROM s1 JOIN s2 ON s1.id = s2.id AND s1.ts BETWEEN s2.ts AND "
+     "s2.ts + INTERVAL '1 minute'",
+     "SELECT * FROM s1 JOIN s2 ON s1.id = s2.id AND s1.ts BETWEEN s2.ts AND "
+     "s2.ts + INTERVAL '1' MINUTE"),
+    # Expressions
+    ("SELECT CONCAT('a', 'b'), LENGTH(x), LEN(x), SUBSTR(x, 5), UPPER(x), LOWER(x), "
+     "COALESCE(x, y), CAST(x AS STRING) FROM t",
+     "SELECT CONCAT('a', 'b'), LENGTH(x), LENGTH(x), SUBSTRING(x, 5), UPPER(x), LOWER(x), "
+     "COALESCE(x, y), CAST(x AS STRING) FROM t"),
+    ("SELECT 5 + 7, a * (b - 1) / 2, a % 3 FROM t", None),
+    ("SELECT CASE WHEN field3 = 'Robert' THEN 'It''s bobby' ELSE 'Unknown' END AS who FROM t",
+     None),
+    ("SELECT 'It\\'s' FROM t", "SELECT 'It''s' FROM t"),
+    ("SELECT TABLE name, COUNT(*) AS total, SUM(x), MIN(x), MAX(x), AVG(x) FROM t "
+     "WHERE a > 1 AND NOT b OR c <> 2 GROUP BY name", None),
+    ("SELECT STREAM rowtime, ROWTIME FROM t WHERE x BETWEEN 1 AND 2", None),
+]
+
+
+@pytest.mark.parametrize(("sql", "canonical"), IDENTITIES)
+def test_identity(sql: str, canonical: str | None) -> None:
+    validate_identity(sql, canonical)
+
+
+def test_spark_sql_of_standard_nodes_stays_valid() -> None:
+    query = select(
+        "SELECT STREAM _key AS old-key, 'It''s' AS s FROM input-topic AS t JOIN u WITHIN 5s "
+        "ON t.x = u.x AND t.ts BETWEEN u.ts AND u.ts + INTERVAL '1 minute'"
+    )
+    assert query.expressions[0].sql(dialect="spark") == "_key AS `old-key`"
+    assert query.expressions[1].sql(dialect="spark") == "'It\\'s' AS s"
+    on = query.args["joins"][0].args["on"]
+    assert on.sql(dialect="spark") == (
+        "t.x = u.x AND t.ts BETWEEN u.ts AND u.ts + INTERVAL '1' MINUTE"
+    )
+    assert query.sql(dialect="spark") == (
+        "SELECT _key AS `old-key`, 'It\\'s' AS s FROM `input-topic` AS t JOIN u "
+        "ON t.x = u.x AND t.ts BETWEEN u.ts AND u.ts + INTERVAL '1' MINUTE"
+    )
+
+
+# ---------------------------------------------------------------------------
+# (b) the node shapes of the contract (sql/nodes.py)
+
+
+def test_create_source_shape() -> None:
+    node = statement(
+        "CREATE SOURCE s1 (id INT NOT NULL, value INT, ts TIMESTAMP, "
+        "WATERMARK FOR ts AS ts - INTERVAL '20' SECOND) WITH (location='s1', key='id', n=3)"
+    )
+    assert isinstance(node, nodes.CreateSource)
+    assert node.args["kind"] == "SOURCE"
+    assert node.this == exp.to_identifier("s1")
+    assert [c.name for c in node.expressions] == ["id", "value", "ts"]
+    assert all(isinstance(c, exp.ColumnDef) for c in node.expressions)
+    assert node.expressions[0].args["kind"].sql(dialect="spark") == "INT"
+    assert node.expressions[0].args["constraints"]
+    watermark = node.args["watermark"]
+    assert isinstance(watermark, nodes.Watermark) and watermark.this.name == "ts"
+    assert isinstance(watermark.expression, exp.Sub)
+    assert isinstance(watermark.expression.expression, exp.Interval)
+    options = node.args["options"]
+    assert all(isinstance(o, exp.Property) for o in options)
+    assert [(o.name, o.args["value"]) for o in options] == [
+        ("location", exp.Literal.string("s1")),
+        ("key", exp.Literal.string("id")),
+        ("n", exp.Literal.number(3)),
+    ]
+
+
+def test_source_names_keep_hyphens_and_dots_whole() -> None:
+    assert statement("CREATE STREAM input-topic (a INT)").this.name == "input-topic"
+    assert statement("CREATE STREAM stocks.order_quantity (a INT)").this.name == (
+        "stocks.order_quantity"
+    )
+    table = select("SELECT * FROM stocks.order_quantity").args["from_"].this
+    assert nodes.table_name(table) == "stocks.order_quantity"
+    table = select("SELECT * FROM input-topic").args["from_"].this
+    assert nodes.table_name(table) == "input-topic"
+
+
+@pytest.mark.parametrize(
+    ("sql", "kind", "emit"),
+    [
+        ("CREATE STREAM o AS SELECT * FROM a EMIT CHANGES", "STREAM", True),
+        ("CREATE TABLE o AS SELECT * FROM a", "TABLE", False),
+        ("CREATE MATERIALIZED VIEW o AS SELECT * FROM a", "MATERIALIZED VIEW", False),
+    ],
+)
+def test_create_as_shape(sql: str, kind: str, emit: bool) -> None:
+    node = statement(sql)
+    assert isinstance(node, nodes.CreateAs)
+    assert node.args["kind"] == kind
+    assert node.this.name == "o"
+    assert isinstance(node.expression, exp.Select)
+    assert node.args["emit_changes"] is emit
+
+
+def test_insert_with_set_explain_shapes() -> None:
+    insert = statement("INSERT INTO target-topic SELECT STREAM * FROM a")
+    assert isinstance(insert, nodes.InsertInto) and insert.this.name == "target-topic"
+    assert insert.expression.args["result_kind"] == "STREAM"
+
+    step = statement("WITH joined AS (SELECT TABLE * FROM a)")
+    assert isinstance(step, nodes.WithStep) and step.this.name == "joined"
+    assert step.expression.args["result_kind"] == "TABLE"
+
+    setting = statement("SET join.late.match.retention = '1 HOUR'")
+    assert isinstance(setting, nodes.SetOption)
+    assert setting.name == "join.late.match.retention"
+    assert setting.expression == exp.Literal.string("1 HOUR")
+    assert statement("SET a.b = TRUE").expression == exp.Literal.string("true")
+    assert statement("SET a.b = 10").expression == exp.Literal.number(10)
+    assert statement("SET a.b = word").expression == exp.Literal.string("word")
+
+    explain = statement("EXPLAIN WITH s AS (SELECT STREAM * FROM a)")
+    assert isinstance(explain, nodes.Explain) and isinstance(explain.this, nodes.WithStep)
+
+
+@pytest.mark.parametrize(
+    ("sql", "kind", "columns"),
+    [
+        ("SELECT STREAM * FROM t", "STREAM", ["*"]),
+        ("SELECT TABLE a, b FROM t", "TABLE", ["a", "b"]),
+        ("SELECT a FROM t", None, ["a"]),
+        ("SELECT stream FROM t", None, ["stream"]),
+        ("SELECT stream, x FROM t", None, ["stream", "x"]),
+        ("SELECT STREAM stream FROM t", "STREAM", ["stream"]),
+        ("SELECT table FROM t", None, ["table"]),
+        ("SELECT STREAM (SELECT 1) AS one FROM t", "STREAM", ["one"]),
+    ],
+)
+def test_result_kind(sql: str, kind: str | None, columns: list[str]) -> None:
+    query = select(sql)
+    assert query.args.get("result_kind") == kind
+    assert [e.alias_or_name for e in query.expressions] == columns
+
+
+def test_result_kind_of_a_nested_select_stays_its_own() -> None:
+    query = select("SELECT STREAM x FROM (SELECT TABLE * FROM t) AS s")
+    assert query.args["result_kind"] == "STREAM"
+    assert query.find(exp.Subquery).this.args["result_kind"] == "TABLE"
+
+
+def test_path_alias_and_facet_aliases() -> None:
+    query = select(
+        "SELECT STREAM f1 AS x.a, (1 + f2) AS _key.a, f3 AS foo.bar.field1, f4 AS _key, "
+        "f5 AS _value, _key AS old-key, _key.field2, _value.field1 AS f, g h FROM t"
+    )
+    first, second, third, key, value, old, key_field, value_field, implicit = query.expressions
+    assert isinstance(first, nodes.PathAlias) and first.parts == ["x", "a"]
+    assert first.this == exp.column("f1")
+    assert isinstance(second, nodes.PathAlias) and second.parts == ["_key", "a"]
+    assert isinstance(second.this, exp.Paren)
+    assert isinstance(third, nodes.PathAlias) and third.parts == ["foo", "bar", "field1"]
+    assert isinstance(key, exp.Alias) and key.alias == "_key"
+    assert isinstance(value, exp.Alias) and value.alias == "_value"
+    assert isinstance(old, exp.Alias) and old.alias == "old-key"
+    assert key_field == exp.column("field2", table="_key")
+    assert isinstance(value_field, exp.Alias) and value_field.this == exp.column(
+        "field1", table="_value"
+    )
+    assert isinstance(implicit, exp.Alias) and implicit.alias == "h"
+
+
+def test_hyphen_is_a_name_only_where_a_name_stands() -> None:
+    query = select("SELECT a-b, a - b AS c-d FROM in-topic x-y")
+    assert isinstance(query.expressions[0], exp.Sub)
+    assert query.expressions[1].alias == "c-d" and isinstance(query.expressions[1].this, exp.Sub)
+    table = query.args["from_"].this
+    assert table.name == "in-topic" and table.alias == "x-y"
+
+
+def test_join_shapes() -> None:
+    assert only_join("SELECT * FROM a JOIN b ON a.x = b.x").kind in (None, "")
+    left = only_join("SELECT * FROM a LEFT OUTER JOIN b ON a.x = b.x")
+    assert left.side == "LEFT" and not left.kind
+    outer = only_join("SELECT * FROM a OUTER JOIN b ON a.x = b.x")
+    assert outer.side == "FULL" and not outer.kind
+    full = only_join("SELECT * FROM a FULL OUTER JOIN b ON a.x = b.x")
+    assert full.side == "FULL" and not full.kind
+    assert only_join("SELECT * FROM a INNER JOIN b ON a.x = b.x").kind == "INNER"
+    assert only_join("SELECT * FROM a CROSS JOIN b").kind == "CROSS"
+    comma = only_join("SELECT * FROM a, b WHERE a.x = b.x")
+    assert comma.kind == "CROSS" and not comma.args.get("on")
+    assert only_join("SELECT * FROM a NATURAL JOIN b").method == "NATURAL"
+    asof = only_join("SELECT * FROM a ASOF LEFT JOIN b ON a.k = b.k AND b.t <= a.t")
+    assert asof.method == "ASOF" and asof.side == "LEFT"
+    using = only_join("SELECT * FROM a JOIN b USING (x, y)")
+    assert [i.name for i in using.args["using"]] == ["x", "y"]
+    bare = only_join("SELECT * FROM customers JOIN orders")
+    assert not bare.args.get("on") and not bare.args.get("using")
+    wrapped = only_join("SELECT * FROM a JOIN b ON (a.x = b.x)")
+    assert isinstance(wrapped.args["on"], exp.EQ)
+
+
+def test_multi_way_join_chain() -> None:
+    query = select(
+        "SELECT * FROM orders o INNER JOIN payments p WITHIN 1 HOURS ON p.id = o.id "
+        "INNER JOIN shipments s WITHIN 2 HOURS ON s.id = o.id"
+    )
+    first, second = query.args["joins"]
+    assert first.this.alias == "p" and second.this.alias == "s"
+    assert first.args["within"].this.millis == 3_600_000
+    assert second.args["within"].this.millis == 7_200_000
+
+
+@pytest.mark.parametrize(
+    ("clause", "before", "after", "grace"),
+    [
+        ("JOIN b WITHIN 5s ON a.x = b.x", 5_000, None, None),
+        ("JOIN b ON a.x = b.x WITHIN 5s", 5_000, None, None),
+        ("JOIN b WITHIN 1h ON a.x = b.x", 3_600_000, None, None),
+        ("JOIN b WITHIN 5 SECONDS ON a.x = b.x", 5_000, None, None),
+        ("JOIN b WITHIN 1 HOUR ON a.x = b.x", 3_600_000, None, None),
+        ("JOIN b WITHIN 2 HOURS ON a.x = b.x", 7_200_000, None, None),
+        ("JOIN b WITHIN 500ms ON a.x = b.x", 500, None, None),
+        ("JOIN b r WITHIN 15 SECONDS GRACE PERIOD 5 SECONDS ON a.x = r.x", 15_000, None, 5_000),
+        ("JOIN b WITHIN (1 MINUTE, 2 MINUTES) ON a.x = b.x", 60_000, 120_000, None),
+        ("JOIN b ON a.x = b.x WITHIN 5s GRACE PERIOD 1s", 5_000, None, 1_000),
+        ("JOIN b USING (x) WITHIN 5s", 5_000, None, None),
+    ],
+)
+def test_join_windows(clause: str, before: int, after: int | None, grace: int | None) -> None:
+    join = only_join(f"SELECT * FROM a {clause}")
+    within = join.args["within"]
+    assert isinstance(within, nodes.Within)
+    assert isinstance(within.this, nodes.Duration) and within.this.millis == before
+    assert (within.expression.millis if within.expression else None) == after
+    assert (join.args["grace"].millis if join.args.get("grace") else None) == grace
+    assert join.this.name == "b"
+    assert join.args.get("on") or join.args.get("using")
+
+
+@pytest.mark.parametrize(
+    ("text", "amount", "unit", "millis"),
+    [
+        ("5s", "5", "SECOND", 5_000),
+        ("1h", "1", "HOUR", 3_600_000),
+        ("500ms", "500", "MILLISECOND", 500),
+        ("5 SECONDS", "5", "SECOND", 5_000),
+        ("1 HOUR", "1", "HOUR", 3_600_000),
+        ("2 hours", "2", "HOUR", 7_200_000),
+        ("3m", "3", "MINUTE", 180_000),
+        ("1 day", "1", "DAY", 86_400_000),
+        ("INTERVAL '1' MINUTE", "1", "MINUTE", 60_000),
+        ("INTERVAL '1 minute'", "1", "MINUTE", 60_000),
+        ("INTERVAL '20' SECOND", "20", "SECOND", 20_000),
+        ("INTERVAL '1.5' MINUTES", "1.5", "MINUTE", 90_000),
+    ],
+)
+def test_durations(text: str, amount: str, unit: str, millis: int) -> None:
+    duration = parse_duration(text)
+    assert isinstance(duration, nodes.Duration)
+    assert duration.this == exp.Literal.number(amount)
+    assert duration.args["unit"] == unit
+    assert duration.millis == millis
+
+
+@pytest.mark.parametrize("text", ["5", "5 WEEKS", "INTERVAL '1' MONTH", "x", "5s 6s", "-5s",
+                                  "INTERVAL '-1' SECOND", "1.0001s"])
+def test_not_durations(text: str) -> None:
+    with pytest.raises(ParseError):
+        parse_duration(text)
+
+
+@pytest.mark.parametrize(
+    ("window", "kind", "width"),
+    [
+        ("OVER (RANGE INTERVAL '1' MINUTE PRECEDING)", "RANGE", 60_000),
+        ("over (range interval '1' hour preceding)", "RANGE", 3_600_000),
+        ("OVER (RANGE BETWEEN INTERVAL '1' MINUTE PRECEDING AND CURRENT ROW)", "RANGE", 60_000),
+        ("OVER (RANGE CURRENT ROW)", "RANGE", None),
+        ("OVER (ROWS 5 PRECEDING)", "ROWS", 5),
+        ("OVER (ROWS BETWEEN 5 PRECEDING AND CURRENT ROW)", "ROWS", 5),
+    ],
+)
+def test_stream_windows(window: str, kind: str, width: int | None) -> None:
+    query = select(f"SELECT * FROM s {window} AS a JOIN t {window} ON a.x = t.x")
+    for table in (query.args["from_"].this, query.args["joins"][0].this):
+        assert isinstance(table, exp.Table)
+        stream_window = table.args["stream_window"]
+        assert isinstance(stream_window, nodes.StreamWindow)
+        assert stream_window.args["kind"] == kind
+        if width is None:
+            assert stream_window.this is None
+        elif kind == "RANGE":
+            assert stream_window.this.millis == width
+        else:
+            assert stream_window.this == exp.Literal.number(width)
+    assert query.args["from_"].this.alias == "a"
+    assert query.args["joins"][0].this.name == "t" and not query.args["joins"][0].this.alias
+
+
+def test_proctime_table() -> None:
+    for sql in (
+        "SELECT * FROM sales JOIN products FOR SYSTEM_TIME AS OF PROCTIME() ON product_id = id",
+        "SELECT * FROM sales JOIN products FOR SYSTEM_TIME AS OF PROCTIME() AS p ON a = p.b",
+        "SELECT * FROM sales JOIN products AS p FOR SYSTEM_TIME AS OF PROCTIME() ON a = p.b",
+    ):
+        table = only_join(sql).this
+        assert table.args.get("proctime") is True
+        assert not table.args.get("version")
+        assert table.name == "products"
+
+
+def test_window_tables() -> None:
+    query = select(
+        "SELECT * FROM TUMBLE(s1, ts, interval '1' MINUTE) JOIN HOP(s2, ts, 1m, 5m) AS h "
+        "ON s1.id = h.id AND s1.window_start = h.window_start"
+    )
+    tumble = query.args["from_"].this
+    assert isinstance(tumble, nodes.WindowTable) and tumble.args["kind"] == "TUMBLE"
+    assert isinstance(tumble.this, exp.Table) and tumble.this.name == "s1"
+    assert isinstance(tumble.args["column"], exp.Column) and tumble.args["column"].name == "ts"
+    assert tumble.args["size"].millis == 60_000 and not tumble.args.get("slide")
+    hop = query.args["joins"][0].this
+    assert isinstance(hop, nodes.WindowTable) and hop.args["kind"] == "HOP"
+    assert hop.args["slide"].millis == 60_000 and hop.args["size"].millis == 300_000
+    assert hop.alias == "h"
+    assert query.find(exp.EQ).this == exp.column("id", table="s1")
+
+
+def test_expressions_stay_standard() -> None:
+    query = select(
+        "SELECT STREAM CONCAT('a', 'b'), 'It''s bobby', COUNT(*), rowtime FROM t "
+        "WHERE s1.ts BETWEEN s2.ts AND s2.ts + INTERVAL '1 minute' GROUP BY x"
+    )
+    concat, string, count, rowtime = query.expressions
+    assert isinstance(concat, exp.Concat)
+    assert string == exp.Literal.string("It's bobby")
+    assert isinstance(count, exp.Count)
+    assert rowtime == exp.column("rowtime")
+    assert isinstance(query.args["where"].this, exp.Between)
+    assert query.find(exp.Interval) is not None
+    assert query.find(nodes.Duration) is None
+
+
+# ---------------------------------------------------------------------------
+# (c) every acceptance case parses
+
+
+def test_every_case_parses() -> None:
+    files = sorted(CASES.glob("*.yaml"))
+    assert files, f"no acceptance cases in {CASES}"
+    for path in files:
+        sql = yaml.safe_load(path.read_text())["sql"]
+        statements = parse_script(sql, path.name)
+        assert statements, path.name
+        for parsed in statements:
+            assert isinstance(parsed.node, nodes.STATEMENT_TYPES), path.name
+            assert parsed.text and not parsed.text.endswith(";"), path.name
+            assert sql[_offset(sql, parsed.position) :].startswith(parsed.text), path.name
+
+
+def test_every_case_statement_prints_back_to_the_same_tree() -> None:
+    for path in sorted(CASES.glob("*.yaml")):
+        for parsed in parse_script(yaml.safe_load(path.read_text())["sql"], path.name):
+            for pretty in (False, True):
+                text = parsed.node.sql(dialect=Splice, pretty=pretty)
+                [again] = parse_script(text, "printed.sql")
+                assert again.node == parsed.node, text
+
+
+def _offset(text: str, position: Position) -> int:
+    lines = text.split("\n")
+    return sum(len(line) + 1 for line in lines[: position.line - 1]) + position.col - 1
+
+
+# ---------------------------------------------------------------------------
+# parse_script: statements, positions, offsets
+
+
+SCRIPT = """-- a pipeline
+CREATE STREAM orders (id INT, ts TIMESTAMP) WITH (location='orders');
+;
+/* the output */
+INSERT INTO out
+SELECT STREAM o.id
+  FROM orders o
+  LEFT JOIN customers c WITHIN 5s ON c.id = o.id
+  JOIN items i ON i.id = o.id;;
+"""
+
+
+def test_parse_script_statements_and_positions() -> None:
+    statements = parse_script(SCRIPT, "p.sql")
+    assert [type(s.node) for s in statements] == [nodes.CreateSource, nodes.InsertInto]
+    create, insert = statements
+    assert isinstance(create, ParsedStatement)
+    assert create.position == Position("p.sql", 2, 1)
+    assert create.text == "CREATE STREAM orders (id INT, ts TIMESTAMP) WITH (location='orders')"
+    assert insert.position == Position("p.sql", 5, 1)
+    assert insert.text.startswith("INSERT INTO out\nSELECT STREAM") and insert.text.endswith("o.id")
+    assert create.node.meta["offset"] == SCRIPT.index("CREATE")
+    assert insert.node.meta["offset"] == SCRIPT.index("INSERT")
+
+    left, inner = insert.node.expression.args["joins"]
+    assert left.meta["offset"] == SCRIPT.index("LEFT JOIN")
+    assert inner.meta["offset"] == SCRIPT.index("JOIN items")
+    fallback = Position("p.sql", 1, 1)
+    assert node_position(left, SCRIPT, "p.sql", fallback) == Position("p.sql", 8, 3)
+    column = insert.node.expression.expressions[0]
+    assert node_position(column, SCRIPT, "p.sql", fallback) == Position("p.sql", 6, 15)
+    assert node_position(exp.column("x"), SCRIPT, "p.sql", fallback) == fallback
+
+
+def test_comma_join_offset_is_its_table() -> None:
+    text = "INSERT INTO o SELECT * FROM a, b WHERE a.x = b.x"
+    [parsed] = parse_script(text, "c.sql")
+    [join] = parsed.node.expression.args["joins"]
+    assert join.meta["offset"] == text.index("b WHERE")
+
+
+def test_explain_statement_offsets() -> None:
+    text = "EXPLAIN\n  INSERT INTO o SELECT * FROM a"
+    [parsed] = parse_script(text, "e.sql")
+    assert parsed.node.meta["offset"] == 0
+    assert parsed.node.this.meta["offset"] == text.index("INSERT")
+
+
+def test_empty_scripts() -> None:
+    assert parse_script("", "e.sql") == []
+    assert parse_script(" ;; -- nothing\n/* at all */ ;", "e.sql") == []
+
+
+# ---------------------------------------------------------------------------
+# (d) errors: positions and wording
+
+
+@pytest.mark.parametrize(
+    ("sql", "marker", "words"),
+    [
+        ("CREATE STREAM x (a INT", "<end>", "expected ',' or ')'"),
+        ("CREATE STREAM x (a INT b INT)", "b INT)", "column list of CREATE STREAM x"),
+        ("CREATE STREAM x\n  (a INT,\n   b)", ")", "column b of CREATE STREAM x has no type"),
+        ("CREATE STREAM x (a INT) WITH (location 'x')", "'x'", "expected '='"),
+        ("CREATE VIEW v AS SELECT 1", "VIEW", "expected STREAM, TABLE, SOURCE"),
+        ("INSERT INTO out\nSELECT a FROM t JOIN u WITHIN 5 ON a = b", "5", "has no unit"),
+        ("INSERT INTO out SELECT a FROM t WITHIN 5s", "WITHIN", "WITHIN belongs to a JOIN"),
+        ("INSERT INTO out VALUES (1)", "VALUES", "expected SELECT after INSERT INTO out"),
+        ("INSERT INTO out SELECT a FROM (t", "<end>", "expected ')'"),
+        ("INSERT INTO out SELECT a FROM t JOIN u WITHIN 5 WEEKS ON a = b", "WEEKS", "time unit"),
+        ("INSERT INTO out SELECT a FROM t OVER (RANGE 5 SECONDS) AS x", ") AS",
+         "expected PRECEDING"),
+        ("INSERT INTO out SELECT a FROM t OVER (RANGE 5) AS x", "5", "has no unit"),
+        ("INSERT INTO out SELECT a FROM t JOIN u FOR SYSTEM_TIME AS OF x ON a = b", "FOR",
+         "PROCTIME()"),
+        ("INSERT INTO out SELECT a FROM t JOIN u WITHIN (5s 6s) ON a = b", "6s", "','"),
+        ("SET x", "<end>", "expected '=' after SET x"),
+        ("WITH a AS (SELECT 1), b AS (SELECT 2)", ", b", "exactly one step"),
+        ("EXPLAIN SELECT 1", "SELECT", "EXPLAIN explains one pipeline statement"),
+        ("SELECT 'abc", "'abc", "string is never closed"),
+        ('SELECT a FROM "b', '"b', "quoted name is never closed"),
+        ("SELECT a FROM b /* open", "/*", "comment is never closed"),
+    ],
+)
+def test_syntax_error_positions(sql: str, marker: str, words: str) -> None:
+    offset = len(sql) if marker == "<end>" else sql.index(marker)
+    line = sql.count("\n", 0, offset) + 1
+    col = offset - (sql.rfind("\n", 0, offset) + 1) + 1
+    [(got_line, got_col, rule)] = errors_of(sql)
+    assert (got_line, got_col) == (line, col), rule
+    assert words in rule
+
+
+def test_errors_name_file_rule_and_fix() -> None:
+    with pytest.raises(SqlErrors) as raised:
+        parse_script("INSERT INTO out SELECT a FROM t JOIN u WITHIN ON a = b", "q.sql")
+    [error] = raised.value.errors
+    assert error.position.file == "q.sql"
+    assert "duration" in error.rule
+    assert "5s" in error.fix
+    assert str(error).startswith("q.sql:1:47: ")
+
+
+@pytest.mark.parametrize("sql", ["SELECT * FROM t", "DROP TABLE t", "UPDATE t SET a = 1",
+                                 "WITH a AS (SELECT 1) SELECT * FROM a"])
+def test_non_pipeline_statements_are_rejected(sql: str) -> None:
+    [(line, col, rule)] = errors_of(f"CREATE STREAM a (id INT);\n  {sql};")
+    assert (line, col) == (2, 3)
+    assert "cannot be part of a pipeline" in rule and "INSERT INTO" in rule
+
+
+def test_every_bad_statement_is_reported() -> None:
+    errors = errors_of(
+        "SELECT 1;\nCREATE STREAM a (id INT);\nINSERT INTO b SELEC * FROM a;\nDROP a;"
+    )
+    assert [(line, col) for line, col, _ in errors] == [(1, 1), (3, 15), (4, 1)]
+
+
+# ---------------------------------------------------------------------------
+# (e) fuzz: mutated case SQL parses or fails with positioned SqlErrors
+
+
+def _case_statements() -> list[list[Token]]:
+    statements: list[list[Token]] = []
+    for path in sorted(CASES.glob("*.yaml")):
+        tokens = Splice().tokenize(yaml.safe_load(path.read_text())["sql"])
+        current: list[Token] = []
+        for token in tokens:
+            if token.token_type == TokenType.SEMICOLON:
+                statements.append(current)
+                current = []
+            else:
+                current.append(token)
+        if current:
+            statements.append(current)
+    return [s for s in statements if s]
+
+
+def _token_text(token: Token) -> str:
+    if token.token_type == TokenType.STRING:
+        return "'" + token.text.replace("'", "''") + "'"
+    if token.token_type == TokenType.IDENTIFIER:
+        return '"' + token.text.replace('"', '""') + '"'
+    return token.text
+
+
+def _mutate(tokens: list[str], rng: random.Random) -> list[str]:
+    tokens = list(tokens)
+    for _ in range(rng.randint(1, 3)):
+        at = rng.randrange(len(tokens))
+        operation = rng.choice(("drop", "duplicate", "swap"))
+        if operation == "drop" and len(tokens) > 1:
+            del tokens[at]
+        elif operation == "duplicate":
+            tokens.insert(at, tokens[at])
+        elif operation == "swap" and at + 1 < len(tokens):
+            tokens[at], tokens[at + 1] = tokens[at + 1], tokens[at]
+    return tokens
+
+
+def test_fuzzed_statements_fail_only_with_positioned_sql_errors() -> None:
+    rng = random.Random(20240601)
+    statements = [[_token_text(t) for t in s] for s in _case_statements()]
+    assert statements
+    outcomes = {"parsed": 0, "rejected": 0}
+    for _ in range(3000):
+        # Two statements per text, so positions past the first line are exercised too.
+        text = ";\n".join(" ".join(_mutate(rng.choice(statements), rng)) for _ in range(2)) + ";"
+        try:
+            parse_script(text, "fuzz.sql")
+        except SqlErrors as errors:
+            outcomes["rejected"] += 1
+            assert errors.errors
+            for error in errors.errors:
+                assert error.position.file == "fuzz.sql"
+                assert 1 <= error.position.line <= text.count("\n") + 1
+                line_text = text.split("\n")[error.position.line - 1]
+                assert 1 <= error.position.col <= len(line_text) + 1
+                assert error.rule and error.fix
+        else:
+            outcomes["parsed"] += 1
+    assert outcomes["parsed"] and outcomes["rejected"]

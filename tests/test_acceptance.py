@@ -1,0 +1,60 @@
+"""The acceptance cases (tests/cases/*.yaml), through the same machinery as
+``splice test``: SQL in, Spark streaming runs, Delta tables out.
+
+A case that waits for a later capability is expected to fail, strictly: if it
+starts passing, this suite fails until the mark is removed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from splice.cases import load_case, run_case
+from tests.conftest import CASES
+
+STREAM_STREAM = "stream-stream joins arrive with issue 4"
+TABLES = "tables, table-table joins, ASOF and GROUP BY arrive with issue 5"
+LANGUAGE = "the whole language arrives with issue 3"
+
+EXPECTED_TO_FAIL: dict[str, str] = {
+    "ksqldb-n-way-stream-join": STREAM_STREAM,
+    "ksqldb-stream-stream-semantics": STREAM_STREAM,
+    "lenses-stream-stream-outer": STREAM_STREAM,
+    "lenses-stream-stream-within": STREAM_STREAM,
+    "risingwave-interval-join": STREAM_STREAM,
+    "risingwave-window-join": STREAM_STREAM,
+    "sserver-range-window-cross": STREAM_STREAM,
+    "sserver-range-window-inner": STREAM_STREAM,
+    "sserver-three-way-self-join": STREAM_STREAM,
+    "ksqldb-table-table-fk-semantics": TABLES,
+    "ksqldb-table-table-pk-semantics": TABLES,
+    "lenses-default-key-join": TABLES,
+    "lenses-join-then-group": TABLES,
+    "lenses-on-rules-accepted": TABLES,
+    "lenses-three-tables-with": TABLES,
+    "lenses-stream-table-late-match": TABLES,
+    "risingwave-asof": TABLES,
+}
+
+CASE_FILES = sorted(CASES.glob("*.yaml"))
+
+
+def _param(path):
+    name = path.stem
+    marks = [pytest.mark.spark]
+    if name in EXPECTED_TO_FAIL:
+        marks.append(pytest.mark.xfail(strict=True, reason=EXPECTED_TO_FAIL[name]))
+    return pytest.param(path, id=name, marks=marks)
+
+
+def test_every_case_file_is_listed() -> None:
+    names = {p.stem for p in CASE_FILES}
+    assert len(names) == 39
+    assert set(EXPECTED_TO_FAIL) <= names
+
+
+@pytest.mark.parametrize("path", [_param(p) for p in CASE_FILES])
+def test_case(path, spark, tmp_path) -> None:
+    case = load_case(path)
+    result = run_case(case, str(path), spark, workdir=str(tmp_path / "warehouse"))
+    assert result.passed, result.render()

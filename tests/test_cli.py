@@ -1,0 +1,65 @@
+"""The splice command as a user meets it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from splice.cli import main
+from tests.conftest import CASES, ROOT
+
+
+def test_validate_ok(capsys) -> None:
+    assert main(["validate", str(ROOT / "pipelines" / "demo")]) == 0
+    assert "ok" in capsys.readouterr().out
+
+
+def test_validate_prints_positioned_errors(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.sql"
+    bad.write_text("CREATE STREAM o (id INT, item STRING) WITH (location='o');\n"
+                   "INSERT INTO out SELECT STREAM o.itme FROM o;\n")
+    assert main(["validate", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"{bad}:2:")
+    assert "unknown column 'o.itme'" in out and "did you mean 'item'" in out
+    assert "Traceback" not in out
+
+
+def test_explain_shows_strategy_keys_and_graph(capsys) -> None:
+    assert main(["explain", str(ROOT / "pipelines" / "demo")]) == 0
+    out = capsys.readouterr().out
+    assert "StreamTableLookupJoin" in out
+    assert "strategy: stream-table lookup" in out
+    assert "type: LEFT" in out
+    assert "Repartition" in out and "new key: `customer_id`" in out
+    assert "graph LR" in out and "customersTable --> orders_enriched" in out
+
+
+@pytest.mark.spark
+def test_splice_test_is_strict(tmp_path: Path, spark, capsys) -> None:
+    """One wrong value, one missing row, one extra row: each fails the case."""
+    text = (CASES / "lenses-stream-table-left.yaml").read_text()
+    good = "      - {name: John, item: Computer}\n      - {name: John, item: Mouse}\n" \
+           "      - {name: null, item: Keyboard}\n"
+    assert good in text
+    variants = {
+        "wrong-value": good.replace("Mouse}", "Mousse}"),
+        "missing-row": good.replace("      - {name: null, item: Keyboard}\n", ""),
+        "extra-row": good + "      - {name: Frank, item: Keyboard}\n",
+    }
+    paths = []
+    for label, expected in variants.items():
+        path = tmp_path / f"{label}.yaml"
+        path.write_text(text.replace(good, expected))
+        paths.append(str(path))
+    assert main(["test", str(CASES / "lenses-stream-table-left.yaml"), *paths]) == 1
+    out = capsys.readouterr().out
+    assert "PASS lenses-stream-table-left" in out
+    assert out.count("FAIL lenses-stream-table-left") == 3
+    assert "missing    {name: 'John', item: 'Mousse'}" in out
+    assert "unexpected {name: 'John', item: 'Mouse'}" in out
+    assert "unexpected {name: None, item: 'Keyboard'}" in out or \
+        "unexpected {name: null, item: 'Keyboard'}" in out
+    assert "missing    {name: 'Frank', item: 'Keyboard'}" in out
+    assert "1 passed, 3 failed" in out
