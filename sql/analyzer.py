@@ -449,10 +449,6 @@ class Analyzer:
             raise SqlError(pos, "a stream-stream join needs a window: without one every record "
                            "would wait forever for a match",
                            "add WITHIN, for example '... JOIN b WITHIN 5 MINUTES ON ...'")
-        if lk == rk == Kind.STREAM:
-            raise SqlError(pos, "stream-stream joins are not supported yet",
-                           "they arrive with the stream-stream capability; read one side as a "
-                           "table (SELECT TABLE) to join it now")
         if lk == rk == Kind.TABLE:
             raise SqlError(pos, "table-table joins are not supported yet",
                            "they arrive with the tables capability")
@@ -482,7 +478,7 @@ class Analyzer:
         if wanted != kind:
             raise SqlError(pos, f"this join of a {lk} and a {rk} gives a {kind}, not a {wanted}",
                            f"write SELECT {kind.upper()} (or CREATE {kind.upper()} ... AS)")
-        stream_side = "l" if lk == Kind.STREAM else "r"
+        rowtime = _result_rowtime(lk, rk)
         relation = Relation(kind=kind, key_type=key_type, columns=tuple(
             _nullable(result.specs, join_type)))
         return self._add(JoinStep(
@@ -494,7 +490,7 @@ class Analyzer:
             left_filter=and_all(l_filters), right_filter=and_all(r_filters),
             residual=and_all(residual), post_filter=and_all(post), window=window,
             select=tuple(result.columns), key=key_sql,
-            rowtime=f"{stream_side}.ROWTIME",
+            rowtime=rowtime,
             proctime=bool(right.node is not None and right.node.args.get("proctime")),
             late_match_retention_ms=self._setting_ms("join.late.match.retention"),
         ))
@@ -686,6 +682,14 @@ def _join_type(join: exp.Join) -> JoinType:
         return JoinType.CROSS
     return {"LEFT": JoinType.LEFT, "RIGHT": JoinType.RIGHT,
             "FULL": JoinType.FULL}.get(side, JoinType.INNER)
+
+
+def _result_rowtime(lk: Kind, rk: Kind) -> str:
+    """A stream-table result has the stream record's time; two streams' result
+    the later of the two (greatest() skips the missing side of a one-sided row)."""
+    if lk == rk == Kind.STREAM:
+        return "greatest(l.ROWTIME, r.ROWTIME)"
+    return "l.ROWTIME" if lk == Kind.STREAM else "r.ROWTIME"
 
 
 def _incompatible(join_type: JoinType, lk: Kind, rk: Kind) -> str:
