@@ -10,7 +10,7 @@ cluster.
 import os
 from pathlib import Path
 
-from dagster import Definitions
+from dagster import Definitions, in_process_executor
 
 from orchestration.assets import build_assets
 from orchestration.jobs import pipeline_job
@@ -64,8 +64,11 @@ def build_definitions(pipelines: list[Pipeline], warehouse: WarehouseResource,
         jobs.append(job)
         sensors.append(pipeline_sensor(p, job, warehouse))
         schedules.append(pipeline_schedule(job))
+    # In process: one run starts one Spark session and every step shares it
+    # (a process per step would start Spark once per step, ~10 s each).
     return Definitions(assets=assets, jobs=jobs, sensors=sensors, schedules=schedules,
-                       resources={"spark": spark, "warehouse": warehouse})
+                       resources={"spark": spark, "warehouse": warehouse},
+                       executor=in_process_executor)
 
 
 def _default_definitions() -> Definitions:
