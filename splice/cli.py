@@ -144,11 +144,15 @@ def _test(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     from splice.compile import compile_path
-    from splice.demo import show_outputs, write_demo_data
+    from splice.demo import DemoRefused, show_outputs, write_demo_data
 
     pipeline = compile_path(args.pipeline)
     print(f"demo warehouse: {Path(args.warehouse).resolve()} (written afresh)")
-    write_demo_data(pipeline, args.warehouse)
+    try:
+        write_demo_data(pipeline, args.warehouse)
+    except DemoRefused as err:
+        print(f"splice: {err}", file=sys.stderr)
+        return 2
     _, io = run_and_report(pipeline, args.warehouse)
     show_outputs(io)
     return 0

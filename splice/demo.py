@@ -18,6 +18,10 @@ ORDERS = [
 ]
 
 
+class DemoRefused(Exception):
+    """The demo will not delete a folder that is not a Splice warehouse."""
+
+
 def write_demo_data(pipeline: Pipeline, warehouse: str) -> None:
     """Start the demo warehouse afresh and write its source data."""
     from engine.io import StepIO
@@ -25,7 +29,12 @@ def write_demo_data(pipeline: Pipeline, warehouse: str) -> None:
     from resources.warehouse import WarehouseResource
     from splice.cases import append_rows
 
-    shutil.rmtree(Path(warehouse), ignore_errors=True)
+    folder = Path(warehouse)
+    if folder.exists() and any(folder.iterdir()) and not (folder / "_splice").exists():
+        raise DemoRefused(f"{folder.resolve()} is not empty and is not a Splice warehouse; "
+                          "the demo starts its warehouse afresh, so give it an empty or new "
+                          "folder with --warehouse")
+    shutil.rmtree(folder, ignore_errors=True)
     spark = SparkResource().session()
     io = StepIO(spark=spark, warehouse=WarehouseResource(root=warehouse), pipeline=pipeline)
     sources = pipeline.sources

@@ -63,3 +63,26 @@ def test_splice_test_is_strict(tmp_path: Path, spark, capsys) -> None:
         "unexpected {name: null, item: 'Keyboard'}" in out
     assert "missing    {name: 'Frank', item: 'Keyboard'}" in out
     assert "1 passed, 3 failed" in out
+
+
+@pytest.mark.spark
+def test_demo_runs_end_to_end_and_prints_the_outputs(tmp_path: Path, spark, capsys) -> None:
+    """The README's first command, minus the setup: writes the demo data, runs
+    every step, prints each output table and the dead-letter table."""
+    warehouse = tmp_path / "wh"
+    assert main(["demo", "--warehouse", str(warehouse),
+                 "--pipeline", str(ROOT / "pipelines" / "demo")]) == 0
+    out = capsys.readouterr().out
+    assert f"output orders_enriched (stream) at {warehouse}/orders_enriched: 3 rows" in out
+    assert f"output orders_matched (stream) at {warehouse}/orders_matched: 2 rows" in out
+    assert "|NULL|Keyboard|" in out
+    assert "column 'customer_id': 'three' is not INT" in out
+    assert "[7/7] join        orders_matched: 2 rows written" in out
+
+
+def test_demo_refuses_to_wipe_a_folder_that_is_not_a_warehouse(tmp_path: Path, capsys) -> None:
+    (tmp_path / "precious.txt").write_text("keep me")
+    assert main(["demo", "--warehouse", str(tmp_path),
+                 "--pipeline", str(ROOT / "pipelines" / "demo")]) == 2
+    assert (tmp_path / "precious.txt").exists()
+    assert "not a Splice warehouse" in capsys.readouterr().err
