@@ -55,6 +55,15 @@ class StepIO:
             reader = reader.option(key, value)
         return reader.load(self.table_path(step))
 
+    def read_changes(self, step_id: str) -> DataFrame:
+        """A table step's change feed as a stream: its whole content as
+        inserts first, then every change (update pre- and post-images,
+        deletes), with ``_change_type``."""
+        step = self.pipeline.step(step_id)
+        assert step.kind == Kind.TABLE, f"{step_id} is not a table"
+        return (self.spark.readStream.format("delta").option("readChangeFeed", "true")
+                .load(self.table_path(step)))
+
     def read_table(self, step_id: str) -> DataFrame:
         """A table step's current rows, read afresh on every call."""
         step = self.pipeline.step(step_id)
@@ -117,7 +126,11 @@ def ensure_table(spark: SparkSession, path: str, schema: StructType,
         return
     writer = spark.createDataFrame([], schema).write.format("delta").mode("ignore")
     if change_feed:
-        writer = writer.option("delta.enableChangeDataFeed", "true")
+        # Tables are maintained by MERGE: the change feed lets the next step
+        # read their changes; deletion vectors let MERGE and DELETE mark rows
+        # instead of rewriting whole files.
+        writer = (writer.option("delta.enableChangeDataFeed", "true")
+                  .option("delta.enableDeletionVectors", "true"))
     writer.save(path)
 
 

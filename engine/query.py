@@ -6,12 +6,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 
 
 class Sink(StrEnum):
     APPEND = "append"  # a stream: every output row is appended
     MERGE = "merge"  # a table: rows are upserted by _key, tombstones delete
+    CUSTOM = "custom"  # the step writes each micro-batch itself (StepQuery.writer)
+
+
+@dataclass
+class BatchTarget:
+    """Where and how a custom writer writes one micro-batch."""
+
+    spark: SparkSession
+    path: str
+    txn_app: str
+    batch_id: int
 
 
 @dataclass
@@ -29,4 +40,10 @@ class StepQuery:
     batch: Callable[[DataFrame], DataFrame]
     sink: Sink = Sink.APPEND
     tombstone: str | None = None
+    # For Sink.CUSTOM: writes the raw micro-batch itself (``batch`` then only
+    # gives the output's schema).
+    writer: Callable[[DataFrame, BatchTarget], None] | None = None
+    # Spark's output mode: "update" for a stateful aggregation, whose
+    # micro-batches then hold the groups it changed.
+    output_mode: str = "append"
     counters: dict[str, int] = field(default_factory=dict)

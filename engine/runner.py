@@ -28,7 +28,8 @@ from engine.io import (
     ensure_table,
     rows_written_since,
 )
-from engine.query import Sink, StepQuery
+from engine.progress import RunProgress
+from engine.query import BatchTarget, Sink, StepQuery
 from engine.steps import build_query
 from joins.planner import physical_join
 from resources.sources import SourceError, run_source
@@ -50,6 +51,8 @@ class StepReport:
     dead_letters: int = 0
     late_dropped: int = 0
     skipped: bool = False
+    # Rows a stateful step (a stream-stream join) keeps after this run.
+    state_rows: int | None = None
 
     def metadata(self) -> dict[str, object]:
         return {
@@ -60,6 +63,7 @@ class StepReport:
             "dead_letters": self.dead_letters,
             "late_records_dropped": self.late_dropped,
             "skipped_no_new_input": self.skipped,
+            **({"state_rows": self.state_rows} if self.state_rows is not None else {}),
         }
 
 
@@ -150,24 +154,32 @@ def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
     checkpoint = io.checkpoint(step)
     txn = app_id(spark, checkpoint)
 
-    def write(df: DataFrame, batch_id: int) -> None:
-        out = query.batch(df)
-        if query.sink == Sink.APPEND:
-            append(out, path, txn, batch_id)
-        else:
-            _merge(spark, out, path, query, txn, batch_id)
+    progress = RunProgress()
 
-    streaming = (query.stream.writeStream.foreachBatch(write)
+    def write(df: DataFrame, batch_id: int) -> None:
+        progress.during_run()
+        if query.sink == Sink.CUSTOM:
+            assert query.writer is not None, f"{step.id}: a custom sink needs a writer"
+            query.writer(df, BatchTarget(spark, path, txn, batch_id))
+        elif query.sink == Sink.APPEND:
+            append(query.batch(df), path, txn, batch_id)
+        else:
+            _merge(spark, query.batch(df), path, query, txn, batch_id)
+
+    streaming = (query.stream.writeStream.outputMode(query.output_mode).foreachBatch(write)
                  .trigger(availableNow=True)
                  .option("checkpointLocation", checkpoint)
                  .queryName(f"{io.pipeline.name}:{step.id}")
                  .start())
+    progress.query = streaming
     streaming.awaitTermination()
+    progress.finish(streaming)
     return StepReport(
         step.id, step.op, step.kind.value, path,
         rows_written_since(spark, path, before), delta_version(spark, path),
         time.monotonic() - start,
         schema=[(f.name, f.dataType.simpleString()) for f in schema.fields],
+        late_dropped=progress.late_dropped, state_rows=progress.state_rows,
     )
 
 

@@ -63,10 +63,10 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from splice.compile import compile_path
+    from splice.compile import analyze_path
     from splice.explain import explain_pipeline
 
-    print(explain_pipeline(compile_path(args.path)))
+    print(explain_pipeline(analyze_path(args.path)))
     return 0
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from joins.planner import physical_join
 from sql.analyzer import Analyzer
-from sql.errors import SqlError, SqlErrors
-from sql.plan import JoinStep, Pipeline
+from sql.errors import Position, SqlError, SqlErrors
+from sql.plan import AggregateStep, JoinStep, Pipeline, Step
 from sql.script import parse_script
 
 
@@ -38,9 +38,11 @@ def compile_text(text: str, file: str, name: str) -> Pipeline:
     return compile_sources([(file, text)], name)
 
 
-def compile_sources(sources: list[tuple[str, str]], name: str) -> Pipeline:
-    """Parse, analyze and plan the joins of a pipeline's files; every error
-    found is raised together as :class:`SqlErrors`."""
+def analyze_sources(sources: list[tuple[str, str]], name: str) -> Pipeline:
+    """Parse and analyze a pipeline's files into its logical plan, without
+    asking whether the engine can run every step (the front end alone: the
+    planner's tests, EXPLAIN of what is not runnable yet). Every error found
+    is raised together as :class:`SqlErrors`."""
     analyzer = Analyzer(name)
     errors: list[SqlError] = []
     for file, text in sources:
@@ -53,21 +55,47 @@ def compile_sources(sources: list[tuple[str, str]], name: str) -> Pipeline:
     errors.extend(analyzer.errors)
     if errors:
         raise SqlErrors(errors)
-    pipeline = analyzer.finish()
-    for step in pipeline.steps:
-        if isinstance(step, JoinStep):
-            try:
-                physical_join(step)
-            except SqlError as err:
-                errors.append(err)
+    return analyzer.finish()
+
+
+def compile_sources(sources: list[tuple[str, str]], name: str) -> Pipeline:
+    """Parse, analyze and plan the joins of a pipeline's files; every error
+    found is raised together as :class:`SqlErrors`."""
+    pipeline = analyze_sources(sources, name)
+    errors = [err for step in pipeline.steps if (err := runnable(step)) is not None]
     if errors:
         raise SqlErrors(errors)
     return pipeline
 
 
-def compile_path(path: str | Path) -> Pipeline:
+def runnable(step: Step) -> SqlError | None:
+    """Why the engine cannot run ``step`` yet, as a positioned error; None
+    when it can: a join's planner decides; aggregations do not run yet."""
+    if isinstance(step, AggregateStep):
+        return SqlError(Position(step.where.file, step.where.line, step.where.col),
+                        "aggregations are not supported yet",
+                        "they arrive with the tables capability (issue 5); until then "
+                        "write the join without GROUP BY")
+    if isinstance(step, JoinStep):
+        try:
+            physical_join(step)
+        except SqlError as err:
+            return err
+    return None
+
+
+def _read(path: str | Path) -> tuple[list[tuple[str, str]], str]:
     files = PipelineFiles(path)
     if not files.files:
         raise FileNotFoundError(f"no .sql files in {files.path}")
-    sources = [(str(f), f.read_text()) for f in files.files]
-    return compile_sources(sources, files.name)
+    return [(str(f), f.read_text()) for f in files.files], files.name
+
+
+def compile_path(path: str | Path) -> Pipeline:
+    """A pipeline the engine can run, or every reason it cannot."""
+    return compile_sources(*_read(path))
+
+
+def analyze_path(path: str | Path) -> Pipeline:
+    """A pipeline's logical plan, runnable or not (for EXPLAIN)."""
+    return analyze_sources(*_read(path))

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from joins.explain import ExplainNode
 from joins.planner import physical_join
+from joins.strategy import choose_strategy
+from sql.errors import SqlError
 from sql.plan import (
+    AggregateStep,
     JoinStep,
     MaterializeStep,
     Pipeline,
@@ -18,10 +21,14 @@ from sql.plan import (
 def explain_step(step: Step) -> ExplainNode:
     props = {"kind": step.kind.value, "key": step.relation.key_type}
     if isinstance(step, JoinStep):
-        physical = physical_join(step)
-        node = physical.explain()
-        return node.model_copy(update={"props": {
-            "strategy": physical.strategy.value, **props, **node.props}})
+        return _explain_join(step, props)
+    if isinstance(step, AggregateStep):
+        return ExplainNode(name="Aggregate", props={
+            **props, "input": step.inputs[0], "filter": step.filter or "",
+            "group by": ", ".join(step.group_by), "new key": step.key,
+            "having": step.having or "",
+            "output": "[" + ", ".join(f"{p.name} = {p.expr}" for p in step.select) + "]",
+            "rowtime": step.rowtime, "maintained by": "MERGE on _key"})
     if isinstance(step, SourceStep):
         return ExplainNode(name="Source", props={
             **props, "format": step.format, "location": step.location,
@@ -45,9 +52,33 @@ def explain_step(step: Step) -> ExplainNode:
     raise TypeError(step)
 
 
+def _explain_join(step: JoinStep, props: dict[str, str]) -> ExplainNode:
+    """The physical join's own tree; for a join whose physical operator is
+    not available yet, the logical join with its strategy and a note."""
+    try:
+        physical = physical_join(step)
+    except SqlError as err:
+        s = step
+        return ExplainNode(name="Join", props={
+            "strategy": choose_strategy(s).value, **props, "type": s.join_type.value,
+            "predicate": " AND ".join(e.text for e in s.equalities),
+            "left filter": s.left_filter or "", "right filter": s.right_filter or "",
+            "residual": s.residual or "", "after join": s.post_filter or "",
+            "window": s.window.describe() if s.window else "",
+            "key": s.key, "rowtime": s.rowtime,
+            "output": "[" + ", ".join(p.name for p in s.select) + "]",
+            "note": f"not runnable yet: {err.rule}"},
+            children=(ExplainNode(name=f"Input l: {s.inputs[0]}"),
+                      ExplainNode(name=f"Input r: {s.inputs[1]}")))
+    node = physical.explain()
+    return node.model_copy(update={"props": {
+        "strategy": physical.strategy.value, **props, **node.props}})
+
+
 def step_header(step: Step) -> str:
     target = f" -> output '{step.output}'" if step.output else ""
-    columns = ", ".join(f"{c.name} {c.type}" for c in step.relation.columns)
+    columns = ", ".join(f"{c.name} {c.type}" + ("" if c.nullable else " not null")
+                        for c in step.relation.columns)
     return (f"step {step.id} [{step.op}, {step.kind.value}]{target}  ({step.where})\n"
             f"  schema: _key {step.relation.key_type}, {columns}, ROWTIME timestamp")
 

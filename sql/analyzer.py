@@ -10,15 +10,18 @@ data is checked here, and a broken rule is a positioned :class:`SqlError`.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
 from sql import nodes
+from sql.aggregate import AggregateBuilder, find_aggregate, reject_aggregate
+from sql.asof import asof_inequality, check_asof_join
 from sql.conditions import SplitCondition, and_all, conjuncts, split_on
 from sql.errors import Position, SqlError, SqlErrors
+from sql.intervals import interval_ms, parse_duration_ms
 from sql.plan import (
+    AggregateStep,
     ColumnSpec,
     Equality,
     JoinStep,
@@ -26,6 +29,7 @@ from sql.plan import (
     Kind,
     MaterializeStep,
     Pipeline,
+    Projection,
     ProjectStep,
     Relation,
     RepartitionStep,
@@ -34,10 +38,13 @@ from sql.plan import (
     Where,
     Window,
 )
-from sql.projection import ProjectionBuilder
-from sql.scope import KEY, AliasView, Compiled, Input, Scope, plain_view
+from sql.projection import ProjectionBuilder, ProjectionResult
+from sql.scope import KEY, ROWTIME, AliasView, Compiled, Input, Scope, WindowedBy, plain_view
 from sql.script import ParsedStatement, node_position
+from sql.select_rules import check_select
+from sql.table_keys import table_join_key
 from sql.types import UNKNOWN, same_type_family, spark_type, struct_type
+from sql.windows import WINDOW_END, WINDOW_START, reject_window_clauses, stream_stream_window
 
 SOURCE_OPTIONS = {"location", "format", "key", "timestamp", "changelog"}
 SOURCE_FORMATS = {"delta", "json", "csv", "parquet"}
@@ -61,15 +68,6 @@ def result_kind(left: Kind, right: Kind) -> Kind:
     return Kind.TABLE if left == right == Kind.TABLE else Kind.STREAM
 
 
-def parse_duration_ms(text: str) -> int | None:
-    """Milliseconds in a setting value such as '1 HOUR', '5s', '30 SECONDS'."""
-    match = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]+)\s*", text)
-    if not match:
-        return None
-    unit = nodes.UNIT_MILLIS.get(match.group(2).upper())
-    return int(match.group(1)) * unit if unit else None
-
-
 @dataclass
 class _Statement:
     """The statement being analyzed: for positions and step provenance."""
@@ -87,6 +85,17 @@ class _Statement:
         if node is None:
             return self.parsed.position
         return node_position(node, self.text, self.file, self.parsed.position)
+
+
+@dataclass
+class _Shape:
+    """What a join step projects and filters: the statement's own WHERE and
+    projections for its last stage, ``*`` for a stage whose result a later
+    step reads."""
+
+    where: exp.Expression | None = None
+    items: list[exp.Expression] | None = None
+    declared: Kind | None = None
 
 
 class Analyzer:
@@ -113,6 +122,19 @@ class Analyzer:
                 name = _declared_name(parsed.node)
                 if name:
                     self.broken.add(name.lower())
+
+    def fork(self) -> Analyzer:
+        """An independent copy of this analyzer as it stands, to analyze
+        different next statements from the same state (the fuzz test does,
+        thousands of times)."""
+        twin = Analyzer(self.name)
+        twin.steps = list(self.steps)
+        twin.names = dict(self.names)
+        twin.broken = set(self.broken)
+        twin.settings = dict(self.settings)
+        twin.errors = list(self.errors)
+        twin.explained = list(self.explained)
+        return twin
 
     def finish(self) -> Pipeline:
         if self.errors:
@@ -211,7 +233,7 @@ class Analyzer:
         options = self._options(node)
         columns = [
             ColumnSpec(name=c.name, type=spark_type(c.args["kind"]) if c.args.get("kind")
-                       else "string")
+                       else "string", nullable=not _declared_not_null(c))
             for c in node.expressions
         ]
         by_lower = {c.name.lower(): c for c in columns}
@@ -259,7 +281,7 @@ class Analyzer:
             key_type = "string"
         step_id = self._claim(name, node.this)
         relation = Relation(kind=Kind.STREAM, key_type=key_type, columns=tuple(columns),
-                            key_columns=tuple(keys), time_column=ts)
+                            key_columns=tuple(keys), time_column=ts, watermark_ms=watermark_ms)
         source = SourceStep(
             id=step_id, relation=relation, where=self.stmt.where, sql=self.stmt.parsed.text,
             name=name, location=options.get("location", name), format=fmt,
@@ -311,24 +333,20 @@ class Analyzer:
             if not isinstance(select, exp.Select):
                 raise SqlError(self.stmt.pos(select), "a step must be a single SELECT",
                                "write the query as SELECT ... FROM ...")
-            if select.args.get("group"):
-                raise SqlError(self.stmt.pos(select.args["group"]),
-                               "GROUP BY is not supported yet",
-                               "aggregations arrive with the tables capability; until then "
-                               "join without grouping")
+            check_select(select, self.stmt.pos)
             joins = select.args.get("joins") or []
+            grouped = _is_grouped(select)
             if joins:
-                final = self._joins(select, joins, step_id, output, forced)
+                final = self._joins(select, joins, step_id, output, forced, grouped)
             else:
-                final = self._single(select, step_id, output, forced)
+                final = self._single(select, step_id, output, forced, grouped)
             self.names[name.lower()] = final.id
         except _Skip:
             self.broken.add(name.lower())
 
     def _input(self, node: exp.Expression, side: str) -> Input:
         if isinstance(node, nodes.WindowTable):
-            raise SqlError(self.stmt.pos(node), f"{node.args['kind']} window joins are not "
-                           "supported yet", "use WITHIN, or an interval condition in ON")
+            return self._windowed_input(node, side)
         if not isinstance(node, exp.Table):
             raise SqlError(self.stmt.pos(node), "only sources and named steps may be read here",
                            "name the subquery with WITH name AS (SELECT ...); and read it")
@@ -338,13 +356,82 @@ class Analyzer:
                      views=[plain_view(alias, step.relation)], position=self.stmt.pos(node),
                      node=node)
 
+    def _windowed_input(self, node: nodes.WindowTable, side: str) -> Input:
+        """``TUMBLE(s, ts, size)`` / ``HOP(s, ts, slide, size)``: ``s`` with
+        the columns ``window_start`` and ``window_end``, from a projection step
+        (HOP gives one row per window a record falls in)."""
+        pos = self.stmt.pos(node)
+        kind = str(node.args["kind"]).upper()
+        table = node.this
+        if not isinstance(table, exp.Table):
+            raise SqlError(pos, f"{kind} reads a stream by name", f"write {kind}(stream, ...)")
+        base = self._input(table, side)
+        if base.relation.kind != Kind.STREAM:
+            raise SqlError(pos, f"{kind} windows a stream, and '{base.alias}' is a table",
+                           f"apply {kind} to the stream the table is read from")
+        if table.args.get("stream_window") is not None:
+            raise SqlError(pos, f"a stream inside {kind}(...) cannot also have OVER (...)",
+                           "drop the OVER clause")
+        self._check_window_time(node, base, kind)
+        size = node.args["size"].millis
+        slide = node.args["slide"].millis if node.args.get("slide") is not None else None
+        if size <= 0 or (slide is not None and slide <= 0):
+            raise SqlError(pos, f"a {kind} window must last longer than zero",
+                           "give the window a size (and slide) of at least 1 millisecond")
+        for column in (WINDOW_START, WINDOW_END):
+            if base.relation.column(column) is not None:
+                raise SqlError(pos, f"'{base.alias}' already has a column '{column}', which "
+                               f"{kind} adds", "rename that column in a WITH step first")
+        spec = f"'{size} milliseconds'" + (f", '{slide} milliseconds'" if slide else "")
+        window_sql = f"window({ROWTIME}, {spec})"
+        select = tuple([
+            *(Projection(name=c.name, expr=quote(c.name)) for c in base.relation.columns),
+            Projection(name=WINDOW_START, expr=f"{window_sql}.start"),
+            Projection(name=WINDOW_END, expr=f"{window_sql}.end"),
+        ])
+        relation = base.relation.model_copy(update={"columns": (
+            *base.relation.columns,
+            ColumnSpec(name=WINDOW_START, type="timestamp", nullable=False),
+            ColumnSpec(name=WINDOW_END, type="timestamp", nullable=False))})
+        existing = next((s for s in self.steps if isinstance(s, ProjectStep)
+                         and s.inputs == (base.step_id,) and s.select == select
+                         and s.filter is None and s.key is None), None)
+        step: Step = existing or self._add(ProjectStep(
+            id=self._fresh_id(f"{base.step_id}_{kind.lower()}"), inputs=(base.step_id,),
+            relation=relation, where=self.stmt.where, sql=self.stmt.parsed.text,
+            select=select))
+        alias = node.alias or base.alias
+        return Input(side=side, step_id=step.id, relation=step.relation,
+                     views=[plain_view(alias, step.relation)], position=pos, node=table,
+                     windowed=WindowedBy(kind=kind, size_ms=size, slide_ms=slide, position=pos))
+
+    def _check_window_time(self, node: nodes.WindowTable, base: Input, kind: str) -> None:
+        """The time column of TUMBLE / HOP must be the stream's event time:
+        windows close as event time passes them."""
+        column = node.args["column"]
+        name = column.name if isinstance(column, exp.Column) else ""
+        time_column = base.relation.time_column
+        if name.upper() == ROWTIME or (time_column and name.lower() == time_column.lower()):
+            return
+        pos = self.stmt.pos(column)
+        event_time = f"'{time_column}' (or ROWTIME)" if time_column else "ROWTIME"
+        if base.relation.column(name) is None:
+            raise SqlError(pos, f"unknown column '{name}' in '{base.alias}'",
+                           f"window by its event time, {event_time}")
+        raise SqlError(pos, f"{kind} windows '{base.alias}' by '{name}', which is not its "
+                       f"event time: a window must close as event time passes it",
+                       f"window by {event_time}, or declare '{name}' as the source's "
+                       "timestamp (WITH (timestamp='...')) or WATERMARK")
+
     def _single(self, select: exp.Select, step_id: str, output: str | None,
-                forced: Kind | None) -> Step:
+                forced: Kind | None, grouped: bool) -> Step:
         source = select.args["from_"].this
         inp = self._input(source, "t")
         self._no_stream_window(inp)
-        scope = Scope([inp], self.stmt.file, self.stmt.text)
         where = self.stmt.pos(select)
+        if grouped:
+            return self._aggregate(select, inp, step_id, output, forced)
+        scope = Scope([inp], self.stmt.file, self.stmt.text)
         wanted = _declared_kind(select) or forced or inp.relation.kind
         if inp.relation.kind == Kind.TABLE:
             raise SqlError(where, f"reading the table '{inp.alias}' in a single-input query is "
@@ -353,7 +440,7 @@ class Analyzer:
         if select.args.get("where") is not None:
             filter_sql = scope.compile(select.args["where"].this, where).sql
         is_star = (len(select.expressions) == 1 and isinstance(select.expressions[0], exp.Star))
-        if wanted == Kind.TABLE and is_star and filter_sql is None:
+        if wanted == Kind.TABLE and is_star and filter_sql is None and inp.windowed is None:
             return self._materialize(inp, step_id, output, select)
         result = ProjectionBuilder(scope, where).build(list(select.expressions))
         relation = Relation(
@@ -361,7 +448,8 @@ class Analyzer:
             key_type=result.key.type if result.key else inp.relation.key_type,
             columns=tuple(result.specs),
             key_columns=inp.relation.key_columns if result.star_key and not result.key else (),
-            time_column=inp.relation.time_column if result.star_key else None,
+            time_column=_kept_time_column(result, inp),
+            watermark_ms=inp.relation.watermark_ms,
         )
         project_id = step_id if wanted == Kind.STREAM else self._fresh_id(f"{step_id}_stream")
         project = self._add(ProjectStep(
@@ -375,6 +463,29 @@ class Analyzer:
         inner = Input(side="t", step_id=project.id, relation=relation,
                       views=[plain_view(step_id, relation)], position=where)
         return self._materialize(inner, step_id, output, select)
+
+    def _aggregate(self, select: exp.Select, inp: Input, step_id: str, output: str | None,
+                   forced: Kind | None, filtered: bool = False) -> Step:
+        """GROUP BY over one input (a source, a step, or the join step of the
+        same statement): a table keyed by the grouping expressions."""
+        where = self.stmt.pos(select)
+        if forced == Kind.STREAM:
+            raise SqlError(where, "GROUP BY gives a table (one row per group), not a stream",
+                           "write CREATE TABLE ... AS SELECT")
+        if inp.relation.kind == Kind.TABLE:
+            raise SqlError(where, f"aggregating the table '{inp.alias}' is not supported yet",
+                           "aggregate the stream it is read from")
+        scope = Scope([inp], self.stmt.file, self.stmt.text)
+        agg = AggregateBuilder(scope, where, filtered).build(select)
+        relation = Relation(kind=Kind.TABLE, key_type=agg.key_type,
+                            columns=tuple(agg.result.specs), key_columns=agg.key_columns,
+                            watermark_ms=inp.relation.watermark_ms)
+        return self._add(AggregateStep(
+            id=step_id, inputs=(inp.step_id,), relation=relation, output=output,
+            where=self.stmt.where, sql=self.stmt.parsed.text, filter=agg.filter,
+            group_by=tuple(g.sql for g in agg.group_by), key=agg.key_sql,
+            select=tuple(agg.result.columns), having=agg.having,
+        ))
 
     def _materialize(self, inp: Input, step_id: str, output: str | None,
                      node: exp.Expression) -> Step:
@@ -394,27 +505,40 @@ class Analyzer:
         ))
 
     def _no_stream_window(self, inp: Input) -> None:
-        if inp.node is not None and inp.node.args.get("stream_window") is not None:
-            raise SqlError(inp.position, "an OVER window only means something in a "
+        window = inp.node.args.get("stream_window") if inp.node is not None else None
+        if window is not None:
+            raise SqlError(self.stmt.pos(window), "an OVER window only means something in a "
                            "stream-stream join", "drop the OVER (...) clause")
 
     # -- joins --------------------------------------------------------------
     def _joins(self, select: exp.Select, joins: list[exp.Join], step_id: str,
-               output: str | None, forced: Kind | None) -> Step:
+               output: str | None, forced: Kind | None, grouped: bool) -> Step:
+        """A chain joins left to right, one step per stage. With GROUP BY the
+        last stage keeps every column (``*``) and an aggregation step follows."""
         left = self._input(select.args["from_"].this, "l")
         for index, join in enumerate(joins):
             last = index == len(joins) - 1
             right = self._input(join.this, "r")
+            if last and not grouped:
+                shape = _Shape(where=select.args.get("where"), items=list(select.expressions),
+                               declared=_declared_kind(select))
+                return self._join_stage(shape, join, left, right, step_id, output, forced)
             if last:
-                return self._join_stage(select, join, left, right, step_id, output, forced)
-            stage_id = self._fresh_id(f"{step_id}_stage{index + 1}")
-            stage = self._join_stage(None, join, left, right, stage_id, None, None)
-            left = self._chained_input(stage, left, right)
+                stage_id = self._fresh_id(f"{step_id}_join")
+                shape = _Shape(where=select.args.get("where"))
+            else:
+                stage_id = self._fresh_id(f"{step_id}_stage{index + 1}")
+                shape = _Shape()
+            stage = self._join_stage(shape, join, left, right, stage_id, None, None)
+            left = self._chained_input(stage, left, right, "t" if last else "l")
+            if last:
+                return self._aggregate(select, left, step_id, output, forced, filtered=True)
         raise AssertionError("unreachable")
 
-    def _chained_input(self, stage: Step, left: Input, right: Input) -> Input:
-        """The result of a chain stage, seen as the left input of the next,
-        under every alias of the inputs it joined."""
+    def _chained_input(self, stage: Step, left: Input, right: Input, side: str) -> Input:
+        """The result of a join step, seen as the input of the next step
+        (the next stage of a chain, or an aggregation), under every alias of
+        the inputs it joined."""
         assert isinstance(stage, JoinStep)
         views: list[AliasView] = []
         for inp in (left, right):
@@ -428,37 +552,46 @@ class Analyzer:
                 cols = {lower: mapping[physical.lower()] for lower, physical in
                         view.columns.items() if physical.lower() in mapping}
                 views.append(AliasView(name=view.name, columns=cols, has_key=False))
-        return Input(side="l", step_id=stage.id, relation=stage.relation, views=views,
+        return Input(side=side, step_id=stage.id, relation=stage.relation, views=views,
                      position=left.position, node=None)
 
-    def _join_stage(self, select: exp.Select | None, join: exp.Join, left: Input,
-                    right: Input, step_id: str, output: str | None,
-                    forced: Kind | None) -> Step:
+    def _join_stage(self, shape: _Shape, join: exp.Join, left: Input, right: Input,
+                    step_id: str, output: str | None, forced: Kind | None) -> Step:
         pos = self.stmt.pos(join)
         join_type = _join_type(join)
         lk, rk = left.relation.kind, right.relation.kind
-        if join_type not in COMPATIBLE[(lk, rk)]:
+        scope = Scope([left, right], self.stmt.file, self.stmt.text)
+        asof = str(join.args.get("method") or "").upper() == "ASOF"
+        if asof:  # any two inputs; the result is a table (sql/asof.py)
+            check_asof_join(join, join_type, left, right, scope, pos)
+        elif join_type not in COMPATIBLE[(lk, rk)]:
             raise SqlError(pos, _incompatible(join_type, lk, rk),
                            _incompatible_fix(join_type, lk, rk))
-        scope = Scope([left, right], self.stmt.file, self.stmt.text)
         using = self._using_columns(join, left, right, pos)
+        reject_aggregate(join.args.get("on"), "ON", scope, pos,
+                         "aggregate in the projection, with GROUP BY")
         condition = self._condition(join, scope, left, right, using, join_type, pos)
-        window = self._window(join, left, right, condition, pos)
+        window, hint, inequality = None, None, None
+        if asof:
+            inequality, condition = asof_inequality(condition, scope, pos)
+        elif lk == rk == Kind.STREAM:
+            found = stream_stream_window(join, left, right, condition, scope, pos,
+                                         self._setting_ms("join.grace.period"))
+            window, condition, hint = found.window, found.condition, found.hint
+        else:
+            reject_window_clauses(join, left, right, scope, pos)
         self._check_equalities(condition, lk, rk, join_type, pos)
-        if lk == rk == Kind.STREAM and window is None and join_type != JoinType.CROSS:
-            raise SqlError(pos, "a stream-stream join needs a window: without one every record "
-                           "would wait forever for a match",
-                           "add WITHIN, for example '... JOIN b WITHIN 5 MINUTES ON ...'")
-        if lk == rk == Kind.TABLE:
-            raise SqlError(pos, "table-table joins are not supported yet",
-                           "they arrive with the tables capability")
-        if join.args.get("method", "").upper() == "ASOF":
-            raise SqlError(pos, "ASOF joins are not supported yet",
-                           "they arrive with the tables capability")
-        left, right = self._repartitioned(left, right, condition)
+        if lk == rk == Kind.STREAM and not asof:
+            self._check_stream_stream(window, condition, join_type, left, right, pos, hint)
+        if not asof:  # an ASOF result keeps the left row's key
+            left, right = self._repartitioned(left, right, condition)
+        left = replace(left, optional=join_type in (JoinType.RIGHT, JoinType.FULL))
+        right = replace(right, optional=join_type in (JoinType.LEFT, JoinType.FULL))
         scope = Scope([left, right], self.stmt.file, self.stmt.text)
-        where_node = select.args.get("where") if select is not None else None
-        pre_l, pre_r, post = self._place_where(where_node, scope, join_type, pos)
+        # An ASOF join's WHERE over the right input runs after it, as on an
+        # outer join's optional side: before, it would change the nearest row.
+        pre_l, pre_r, post = self._place_where(shape.where, scope,
+                                               JoinType.LEFT if asof else join_type, pos)
         l_filters = [*pre_l, *(condition.left_only if join_type in
                                (JoinType.INNER, JoinType.RIGHT) else [])]
         r_filters = [*pre_r, *(condition.right_only if join_type in
@@ -468,19 +601,30 @@ class Analyzer:
             residual += condition.left_only
         if join_type in (JoinType.RIGHT, JoinType.FULL):
             residual += condition.right_only
-        items = list(select.expressions) if select is not None else [exp.Star()]
-        result = ProjectionBuilder(scope, pos, using=using).build(items)
+        result = ProjectionBuilder(scope, pos, using=using).build(shape.items or [exp.Star()])
         key_sql, key_type = self._join_key(condition)
+        key_mode = None
+        if asof:
+            key_sql, key_type = f"l.{KEY}", left.relation.key_type
+            if result.key is not None:
+                raise SqlError(pos, "an ASOF join's result is keyed by its left row's key; "
+                               "a projection AS _key cannot change it",
+                               "project the value under another name")
+        elif lk == rk == Kind.TABLE:
+            key_mode, key_sql, key_type = table_join_key(condition, left, right, join_type)
         if result.key is not None:
             key_sql, key_type = result.key.sql, result.key.type
-        kind = result_kind(lk, rk)
-        wanted = (_declared_kind(select) if select is not None else None) or forced or kind
+        kind = Kind.TABLE if asof else result_kind(lk, rk)
+        wanted = shape.declared or forced or kind
         if wanted != kind:
             raise SqlError(pos, f"this join of a {lk} and a {rk} gives a {kind}, not a {wanted}",
                            f"write SELECT {kind.upper()} (or CREATE {kind.upper()} ... AS)")
-        rowtime = _result_rowtime(lk, rk)
-        relation = Relation(kind=kind, key_type=key_type, columns=tuple(
-            _nullable(result.specs, join_type)))
+        marks = [m for m in (left.relation.watermark_ms, right.relation.watermark_ms)
+                 if m is not None]
+        relation = Relation(kind=kind, key_type=key_type, columns=tuple(result.specs),
+                            key_columns=tuple(p.name for p in result.columns
+                                              if p.expr == key_sql)[:1],
+                            watermark_ms=max(marks) if marks else None)
         return self._add(JoinStep(
             id=step_id, inputs=(left.step_id, right.step_id), relation=relation, output=output,
             where=self.stmt.where, sql=self.stmt.parsed.text, join_type=join_type,
@@ -490,10 +634,30 @@ class Analyzer:
             left_filter=and_all(l_filters), right_filter=and_all(r_filters),
             residual=and_all(residual), post_filter=and_all(post), window=window,
             select=tuple(result.columns), key=key_sql,
-            rowtime=rowtime,
+            rowtime="l.ROWTIME" if asof else _result_rowtime(lk, rk), key_mode=key_mode,
             proctime=bool(right.node is not None and right.node.args.get("proctime")),
             late_match_retention_ms=self._setting_ms("join.late.match.retention"),
+            asof=inequality,
         ))
+
+    def _check_stream_stream(self, window: Window | None, condition: SplitCondition,
+                             join_type: JoinType, left: Input, right: Input,
+                             pos: Position, hint: str | None = None) -> None:
+        """A join of two streams needs a window, and an equality unless it
+        is a CROSS join (LANGUAGE.md, "Stream-stream windows")."""
+        if window is None:
+            raise SqlError(pos, "a stream-stream join needs a window: without one every record "
+                           "would wait forever for a match" + (f" ({hint})" if hint else ""),
+                           "add WITHIN, for example '... JOIN b WITHIN 5 MINUTES ON ...', an "
+                           "OVER (RANGE INTERVAL '1' MINUTE PRECEDING) on each input, or a "
+                           "time bound in ON such as l.ts BETWEEN r.ts - INTERVAL '1' MINUTE "
+                           "AND r.ts + INTERVAL '1' MINUTE")
+        if join_type != JoinType.CROSS and not condition.equalities:
+            raise SqlError(pos, "a stream-stream join needs at least one equality between the "
+                           "inputs besides its window, or must be a CROSS JOIN",
+                           f"add an equality to ON, for example {left.alias}.id = "
+                           f"{right.alias}.id, or write CROSS JOIN to pair every two records "
+                           "of the window")
 
     def _using_columns(self, join: exp.Join, left: Input, right: Input,
                        pos: Position) -> set[str]:
@@ -524,19 +688,6 @@ class Analyzer:
             on = exp.EQ(this=exp.column(KEY, table=left.alias),
                         expression=exp.column(KEY, table=right.alias))
         return split_on(on, scope, pos, self.stmt.parsed.text)
-
-    def _window(self, join: exp.Join, left: Input, right: Input, condition: SplitCondition,
-                pos: Position) -> Window | None:
-        within = join.args.get("within")
-        grace = join.args.get("grace")
-        if within is None:
-            if grace is not None:
-                raise SqlError(pos, "GRACE PERIOD needs a window", "add WITHIN before it")
-            return None
-        before = within.this.millis
-        after = within.expression.millis if within.expression is not None else before
-        grace_ms = grace.millis if grace is not None else self._setting_ms("join.grace.period")
-        return Window(before_ms=before, after_ms=after, grace_ms=grace_ms or 0, form="WITHIN")
 
     def _check_equalities(self, condition: SplitCondition, lk: Kind, rk: Kind,
                           join_type: JoinType, pos: Position) -> None:
@@ -644,15 +795,38 @@ class _Skip(Exception):
     has been reported already, so this one is skipped silently."""
 
 
-def interval_ms(node: exp.Expression) -> int | None:
-    if isinstance(node, nodes.Duration):
-        return node.millis
-    if isinstance(node, exp.Interval):
-        value = node.this.name if node.this is not None else ""
-        unit = node.args.get("unit")
-        text = f"{value} {unit.name}" if unit is not None else value
-        return parse_duration_ms(text)
+def quote(name: str) -> str:
+    """A column name as a Spark SQL identifier."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _is_grouped(select: exp.Select) -> bool:
+    """Whether a query aggregates: GROUP BY, HAVING, or an aggregate call
+    among its projections (which then needs GROUP BY)."""
+    if select.args.get("group") or select.args.get("having"):
+        return True
+    return any(find_aggregate(item) is not None for item in select.expressions)
+
+
+def _kept_time_column(result: ProjectionResult, inp: Input) -> str | None:
+    """The output column that still is the input's event time column."""
+    time_column = inp.relation.time_column
+    if time_column is None:
+        return None
+    if result.star_key:
+        return time_column
+    for name, leaf in result.value_leaves.items():
+        node = leaf.node
+        if isinstance(node, exp.Column) and node.name.lower() == time_column.lower():
+            return name
     return None
+
+
+def _declared_not_null(column: exp.Expression) -> bool:
+    return any(isinstance(c, exp.ColumnConstraint)
+               and isinstance(c.args.get("kind"), exp.NotNullColumnConstraint)
+               and not c.args["kind"].args.get("allow_null")
+               for c in column.args.get("constraints") or [])
 
 
 def _name(node: exp.Expression) -> str:
@@ -687,7 +861,7 @@ def _join_type(join: exp.Join) -> JoinType:
 def _result_rowtime(lk: Kind, rk: Kind) -> str:
     """A stream-table result has the stream record's time; two streams' result
     the later of the two (greatest() skips the missing side of a one-sided row)."""
-    if lk == rk == Kind.STREAM:
+    if lk == rk:
         return "greatest(l.ROWTIME, r.ROWTIME)"
     return "l.ROWTIME" if lk == Kind.STREAM else "r.ROWTIME"
 
@@ -733,10 +907,4 @@ def _strip_side(n: exp.Expression) -> exp.Expression:
     return n
 
 
-def _nullable(specs: list[ColumnSpec], join_type: JoinType) -> list[ColumnSpec]:
-    """Every field an outer join may leave empty is nullable (all are, here:
-    Spark's columns are nullable unless proven otherwise)."""
-    return [s.model_copy(update={"nullable": True}) for s in specs]
-
-
-__all__ = ["UNKNOWN", "Analyzer", "interval_ms"]
+__all__ = ["UNKNOWN", "Analyzer", "interval_ms", "parse_duration_ms"]

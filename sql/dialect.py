@@ -784,7 +784,8 @@ class Splice(Spark):
 
         def _parse_window_table(self) -> nodes.WindowTable:
             """RisingWave's ``TUMBLE(s, ts, size)`` and ``HOP(s, ts, slide, size)``."""
-            kind = self._curr.text.upper()
+            opening = self._curr
+            kind = opening.text.upper()
             call = f"{kind}(source, time column, {'slide, size' if kind == 'HOP' else 'size'})"
             self._advance(2)
 
@@ -809,7 +810,8 @@ class Splice(Spark):
             slide = durations[0] if kind == "HOP" else None
             return self.expression(
                 nodes.WindowTable(this=source, kind=kind, column=column, size=size, slide=slide,
-                                  alias=self._parse_table_alias())
+                                  alias=self._parse_table_alias()),
+                opening,
             )
 
         def _expect_comma(self, call: str) -> None:
@@ -819,7 +821,8 @@ class Splice(Spark):
 
         def _parse_stream_window(self) -> nodes.StreamWindow | None:
             """s-Server's ``OVER (RANGE ... PRECEDING | ROWS n PRECEDING | ...)``."""
-            if self._curr.token_type != TokenType.OVER or self._next.token_type != (
+            over = self._curr
+            if over.token_type != TokenType.OVER or self._next.token_type != (
                 TokenType.L_PAREN
             ):
                 return None
@@ -839,7 +842,7 @@ class Splice(Spark):
             if not self._match(TokenType.R_PAREN):
                 self._fail("syntax error: expected ')' to close OVER (...)",
                            f"write OVER ({kind} ... PRECEDING)")
-            return self.expression(nodes.StreamWindow(this=width, kind=kind))
+            return self.expression(nodes.StreamWindow(this=width, kind=kind), over)
 
         def _parse_window_extent(
             self, kind: str, parse_width: t.Callable[[], exp.Expr]

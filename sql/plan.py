@@ -67,6 +67,10 @@ class Relation(Model):
     key_columns: tuple[str, ...] = ()
     # The value column the event time came from, when it is still one.
     time_column: str | None = None
+    # How late the records may arrive, from the source's WATERMARK FOR ts AS
+    # ts - d (the larger of a join's two inputs'); kept through every step
+    # derived from the source, so a join can use it as its grace period.
+    watermark_ms: int | None = None
 
     def column(self, name: str) -> ColumnSpec | None:
         lowered = name.lower()
@@ -89,13 +93,37 @@ class Window(Model):
 
     A left record ``l`` and a right record ``r`` match when
     ``-before_ms <= r.ROWTIME - l.ROWTIME <= after_ms``; records may arrive up
-    to ``grace_ms`` late.
+    to ``grace_ms`` late. A left record's window closes at its time +
+    ``after_ms`` + ``grace_ms``, a right record's at its time + ``before_ms`` +
+    ``grace_ms``. Both bounds are never negative: a range in ON that does not
+    hold 0 (``r.ts BETWEEN l.ts + INTERVAL '1' MINUTE AND l.ts + INTERVAL '2'
+    MINUTE``) is widened to hold it (``(0, 120000)``) and stays exact through
+    the join's residual predicate.
+
+    For the window-function forms (``TUMBLE``, ``HOP``) the inputs also carry
+    ``window_start`` / ``window_end`` columns whose equality is one of the
+    join's equalities; ``(size_ms, size_ms)`` bounds the state of records of
+    one window.
     """
 
     before_ms: int
     after_ms: int
     grace_ms: int = 0
-    form: str  # how the user wrote it: "WITHIN", "OVER", "BETWEEN", "TUMBLE" ...
+    # How the user wrote it: "WITHIN", "OVER", "BETWEEN", "INTERVAL" (ON
+    # comparisons), "EQUAL TIME" (l.ts = r.ts), "TUMBLE", "HOP".
+    form: str
+    size_ms: int | None = None  # TUMBLE / HOP window size
+    slide_ms: int | None = None  # HOP slide
+
+    def describe(self) -> str:
+        """One line for EXPLAIN."""
+        text = (f"{self.form}: {-self.before_ms} ms <= r.ROWTIME - l.ROWTIME <= "
+                f"{self.after_ms} ms, grace {self.grace_ms} ms")
+        if self.form in ("TUMBLE", "HOP"):
+            text += f", size {self.size_ms} ms"
+            if self.slide_ms is not None:
+                text += f", slide {self.slide_ms} ms"
+        return text
 
 
 class StepBase(Model):
@@ -158,6 +186,30 @@ class Equality(Model):
     text: str  # as the user wrote it
 
 
+class AsofInequality(Model):
+    """An ASOF join's one inequality, as ``left op right`` with ``left`` over
+    ``l`` and ``right`` over ``r`` (``md.t <= sp.t`` is ``sp.t >= md.t``).
+
+    A left row's match is the right row nearest to it that satisfies it: the
+    largest ``right`` for ``>=`` / ``>``, the smallest for ``<=`` / ``<``.
+    """
+
+    left: str
+    op: Literal[">=", ">", "<=", "<"]
+    right: str
+    text: str  # as the user wrote it
+
+    @property
+    def nearest_is_largest(self) -> bool:
+        return self.op in (">=", ">")
+
+    def describe(self) -> str:
+        """One line for EXPLAIN."""
+        which = "largest" if self.nearest_is_largest else "smallest"
+        return (f"{self.text} (nearest: the {which} {self.right} with {self.left} {self.op} "
+                f"{self.right})")
+
+
 class JoinStep(StepBase):
     """A join of two inputs, ``l`` and ``r``. Predicates are split where the
     language says they run: per input before the join, as equalities, as a
@@ -177,11 +229,35 @@ class JoinStep(StepBase):
     key: str  # Spark SQL for the result's _key, over l and r
     rowtime: str  # Spark SQL for the result's ROWTIME, over l and r
     proctime: bool = False  # FOR SYSTEM_TIME AS OF PROCTIME()
+    # Table-table joins: how the result is keyed ("primary", "left", "right",
+    # "pair"; see sql/table_keys.py); None for joins with a stream.
+    key_mode: str | None = None
     late_match_retention_ms: int | None = None
+    # ASOF [LEFT] JOIN (RisingWave): its inequality. The result is a table
+    # keyed by the left row's key, whatever the inputs' kinds.
+    asof: AsofInequality | None = None
+
+
+class AggregateStep(StepBase):
+    """GROUP BY over one input: a table keyed by the grouping expressions.
+
+    ``filter`` (WHERE) runs before grouping, ``having`` after; ``select`` holds
+    aggregate calls (COUNT, SUM, MIN, MAX, AVG) and expressions of the
+    grouping expressions, all as Spark SQL over the input's columns. A group's
+    ``ROWTIME`` is the latest event time among its records.
+    """
+
+    op: Literal["aggregate"] = "aggregate"
+    filter: str | None = None
+    group_by: tuple[str, ...]
+    key: str  # Spark SQL for the result's _key: the grouping expression, or a struct
+    select: tuple[Projection, ...]
+    having: str | None = None
+    rowtime: str = "max(ROWTIME)"
 
 
 Step = Annotated[
-    SourceStep | MaterializeStep | ProjectStep | RepartitionStep | JoinStep,
+    SourceStep | MaterializeStep | ProjectStep | RepartitionStep | JoinStep | AggregateStep,
     Field(discriminator="op"),
 ]
 

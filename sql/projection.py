@@ -49,6 +49,11 @@ class ProjectionResult:
     key: Compiled | None
     star_key: bool  # `*` over one input: the input's key is kept
     kept_key_columns: tuple[str, ...] = ()
+    # Every top-level value column that is one expression (not a struct built
+    # from several), by output name.
+    value_leaves: dict[str, Compiled] = field(default_factory=dict)
+    # Every expression projected into the key (the whole key, or its fields).
+    key_leaves: list[Compiled] = field(default_factory=list)
 
 
 @dataclass
@@ -109,10 +114,12 @@ class ProjectionBuilder:
 
     def _star(self, qualifier: str | None, pos: Position) -> None:
         for col in self.star_columns(qualifier, pos):
+            spec = col.input.relation.column(col.physical)
             compiled = Compiled(
                 sql=f"{col.input.side}.`{col.physical}`" if len(self.scope.inputs) > 1
                 else f"`{col.physical}`",
-                type=col.input.column_type(col.physical), inputs={col.input.side})
+                type=col.input.column_type(col.physical), inputs={col.input.side},
+                nullable=col.input.optional or spec is None or spec.nullable)
             self._place(self.value, [col.name], compiled, pos, col.name)
         if qualifier is None and len(self.scope.inputs) == 1:
             self.star_key = True
@@ -144,7 +151,8 @@ class ProjectionBuilder:
                     continue
                 clash = counts[lower] > 1 and len(views) > 1
                 out.append(StarColumn(inp, physical,
-                                      f"{view.name}_{physical}" if clash else physical))
+                                      _prefixed(view.name, lower, physical) if clash
+                                      else physical))
         return out
 
     def _target(self, parts: list[str], source: exp.Expression, pos: Position,
@@ -205,20 +213,44 @@ class ProjectionBuilder:
     def _result(self) -> ProjectionResult:
         columns: list[Projection] = []
         specs: list[ColumnSpec] = []
+        leaves: dict[str, Compiled] = {}
         if self.value.whole is not None:
             columns.append(Projection(name=VALUE, expr=self.value.whole.sql))
-            specs.append(ColumnSpec(name=VALUE, type=self.value.whole.type))
+            specs.append(ColumnSpec(name=VALUE, type=self.value.whole.type,
+                                    nullable=self.value.whole.nullable))
+            leaves[VALUE] = self.value.whole
         for child in self.value.root.children.values():
             sql, typ = _render(child)
             columns.append(Projection(name=child.display, expr=sql))
-            specs.append(ColumnSpec(name=child.display, type=typ))
+            # A struct built by named_struct is never NULL itself.
+            nullable = child.leaf.nullable if child.leaf is not None else False
+            specs.append(ColumnSpec(name=child.display, type=typ, nullable=nullable))
+            if child.leaf is not None:
+                leaves[child.display] = child.leaf
         key: Compiled | None = None
         if self.key.whole is not None:
             key = self.key.whole
         elif self.key.root.children:
             sql, typ = _render(self.key.root)
             key = Compiled(sql=sql, type=typ)
-        return ProjectionResult(columns=columns, specs=specs, key=key, star_key=self.star_key)
+        key_leaves = [self.key.whole] if self.key.whole is not None else _leaves(self.key.root)
+        return ProjectionResult(columns=columns, specs=specs, key=key, star_key=self.star_key,
+                                value_leaves=leaves, key_leaves=key_leaves)
+
+
+def _leaves(node: _Node) -> list[Compiled]:
+    if node.leaf is not None:
+        return [node.leaf]
+    return [leaf for child in node.children.values() for leaf in _leaves(child)]
+
+
+def _prefixed(alias: str, lower: str, physical: str) -> str:
+    """``alias_name`` for a column both inputs have. A column that an earlier
+    stage of a chain already prefixed with the same alias keeps its name
+    (``o_ts``, not ``o_o_ts``)."""
+    if physical.lower() != lower and physical.lower() == f"{alias}_{lower}".lower():
+        return physical
+    return f"{alias}_{physical}"
 
 
 def _render(node: _Node) -> tuple[str, str]:

@@ -41,10 +41,26 @@ class AliasView:
     has_key: bool = True
 
 
+@dataclass(frozen=True)
+class WindowedBy:
+    """The RisingWave window function an input is read through:
+    ``TUMBLE(s, ts, size)`` or ``HOP(s, ts, slide, size)``."""
+
+    kind: str  # "TUMBLE" or "HOP"
+    size_ms: int
+    slide_ms: int | None
+    position: Position
+
+
 @dataclass
 class Input:
     """One input of a SELECT, seen at run time under ``side``: ``t`` for a
-    single-input step, ``l`` and ``r`` for the two inputs of a join."""
+    single-input step, ``l`` and ``r`` for the two inputs of a join.
+
+    ``optional`` marks the side an outer join may leave empty: its columns
+    are nullable in the result. ``windowed`` is set when the input is a
+    ``TUMBLE`` / ``HOP`` of a stream.
+    """
 
     side: str
     step_id: str
@@ -52,6 +68,8 @@ class Input:
     views: list[AliasView]
     position: Position
     node: exp.Expression | None = None
+    optional: bool = False
+    windowed: WindowedBy | None = None
 
     @property
     def alias(self) -> str:
@@ -72,6 +90,7 @@ class Resolved:
     facet: str  # "key", "value", "rowtime", "whole_value", "whole_key"
     column: str | None = None  # physical value column, for value references
     fields: tuple[str, ...] = ()
+    nullable: bool = True
 
 
 @dataclass
@@ -82,6 +101,7 @@ class Compiled:
     type: str
     inputs: set[str] = field(default_factory=set)  # sides referenced
     node: exp.Expression | None = None  # the rewritten expression
+    nullable: bool = True
 
 
 def column_parts(column: exp.Column) -> list[str]:
@@ -157,7 +177,8 @@ class Scope:
             head = rest[0]
         if head.upper() == ROWTIME and len(rest) == 1:
             inp = target[0] if target else self._single(text, pos, rowtime=True)[0]
-            return Resolved(inp, qualified(inp.side, ROWTIME), "timestamp", "rowtime")
+            return Resolved(inp, qualified(inp.side, ROWTIME), "timestamp", "rowtime",
+                            nullable=inp.optional)
         candidates = [target] if target else self._views()
         matches = [(i, v) for i, v in candidates if head.lower() in v.columns]
         if not matches:
@@ -172,8 +193,10 @@ class Scope:
         fields = tuple(rest[1:])
         for f in fields:
             typ = field_type(typ, f)
+        spec = inp.relation.column(physical)
+        nullable = inp.optional or bool(fields) or spec is None or spec.nullable
         return Resolved(inp, qualified(inp.side, physical, fields), typ, "value",
-                        column=physical, fields=fields)
+                        column=physical, fields=fields, nullable=nullable)
 
     @staticmethod
     def _whole_value(target: tuple[Input, AliasView]) -> Resolved:
@@ -185,7 +208,7 @@ class Scope:
             args += [exp.Literal.string(physical), qualified(inp.side, physical)]
             fields.append((physical, inp.column_type(physical)))
         node = exp.Anonymous(this="named_struct", expressions=args)
-        return Resolved(inp, node, struct_type(fields), "whole_value")
+        return Resolved(inp, node, struct_type(fields), "whole_value", nullable=inp.optional)
 
     def _single(self, text: str, pos: Position, rowtime: bool = False
                 ) -> tuple[Input, AliasView]:
@@ -201,7 +224,8 @@ class Scope:
         inp, view = target or self._single(text, pos)
         if not view.has_key:
             raise SqlError(pos, f"'{view.name}._key' is not available here: '{view.name}' was "
-                           "joined in an earlier stage of this chain, which re-keyed it",
+                           "joined in an earlier step (a stage of this chain, or the join "
+                           "before GROUP BY), which re-keyed it",
                            f"project the key in that stage (for example "
                            f"'{view.name}._key AS {view.name}_key') and use that column")
         typ = inp.relation.key_type
@@ -234,6 +258,7 @@ class Scope:
         """Rewrite column references to physical ones and type the result."""
         real: dict[str, exp.Expression] = {}
         types: dict[str, str] = {}
+        nullables: dict[str, bool] = {}
         sides: set[str] = set()
 
         def swap(n: exp.Expression) -> exp.Expression:
@@ -242,12 +267,14 @@ class Scope:
                 token = f"__c{len(real)}"
                 real[token] = r.node
                 types[token] = r.type
+                nullables[token] = r.nullable
                 sides.add(r.input.side)
                 return exp.column(token, table="__s")
             return n
 
         rewritten = node.copy().transform(swap)
         typ = self._type_of(rewritten, types)
+        nullable = expression_nullable(rewritten, nullables)
 
         def back(n: exp.Expression) -> exp.Expression:
             if isinstance(n, exp.Column) and n.name in real and n.table == "__s":
@@ -257,10 +284,31 @@ class Scope:
         final = rewritten.transform(back)
         if len(self.inputs) == 1:
             final = final.transform(_unqualify)
-        return Compiled(sql=final.sql(dialect="spark"), type=typ, inputs=sides, node=final)
+        return Compiled(sql=final.sql(dialect="spark"), type=typ, inputs=sides, node=final,
+                        nullable=nullable)
 
-    @staticmethod
-    def _type_of(rewritten: exp.Expression, types: dict[str, str]) -> str:
+    @classmethod
+    def _type_of(cls, rewritten: exp.Expression, types: dict[str, str]) -> str:
+        """The Spark type of an expression whose columns are the typed tokens
+        ``__s.__cN``. Aggregate calls are typed here, as Spark types them
+        (sqlglot leaves SUM, MIN and MAX unknown), and stand in the rest of
+        the expression as typed tokens."""
+        types = dict(types)
+
+        def typed_aggregate(n: exp.Expression) -> exp.Expression:
+            if isinstance(n, exp.AggFunc):
+                arg = n.this if isinstance(n.this, exp.Expression) else None
+                arg_type = (UNKNOWN if arg is None or isinstance(arg, exp.Star)
+                            else cls._type_of(arg, types))
+                token = f"__a{len(types)}"
+                types[token] = aggregate_type(n, arg_type)
+                return exp.column(token, table="__s")
+            return n
+
+        if rewritten.find(exp.AggFunc) is not None:
+            rewritten = rewritten.copy().transform(typed_aggregate)
+            if isinstance(rewritten, exp.Column) and rewritten.name in types:
+                return types[rewritten.name]
         schema_types = {k: (v if v != UNKNOWN else "string") for k, v in types.items()}
         schema_types["__none"] = "int"  # a schema table needs a column
         try:
@@ -273,6 +321,68 @@ class Scope:
         if dt is None or dt.this == exp.DType.UNKNOWN:
             return UNKNOWN
         return dt.sql(dialect="spark").lower()
+
+
+_INTEGRAL = {"tinyint", "smallint", "int", "bigint"}
+
+
+def aggregate_type(call: exp.AggFunc, arg_type: str) -> str:
+    """The Spark result type of an aggregate call over an argument of
+    ``arg_type``."""
+    if isinstance(call, exp.Count):
+        return "bigint"
+    if isinstance(call, (exp.Min, exp.Max)):
+        return arg_type
+    decimal = _decimal(arg_type)
+    if isinstance(call, exp.Sum):
+        if arg_type in _INTEGRAL:
+            return "bigint"
+        if arg_type in ("float", "double"):
+            return "double"
+        if decimal:
+            return f"decimal({min(38, decimal[0] + 10)},{decimal[1]})"
+        return UNKNOWN
+    if isinstance(call, exp.Avg):
+        if decimal:
+            return f"decimal({min(38, decimal[0] + 4)},{min(38, decimal[1] + 4)})"
+        return "double"
+    return UNKNOWN
+
+
+def _decimal(type_str: str) -> tuple[int, int] | None:
+    if not type_str.startswith("decimal"):
+        return None
+    inner = type_str.removeprefix("decimal").strip("()")
+    parts = [p.strip() for p in inner.split(",")] if inner else ["10", "0"]
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+# Expressions that are NULL only when one of their operands is.
+_NULL_PROPAGATING = (exp.Add, exp.Sub, exp.Mul, exp.Neg, exp.Paren, exp.Alias, exp.EQ,
+                     exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Not, exp.Upper, exp.Lower,
+                     exp.Length, exp.Substring, exp.Concat, exp.DPipe)
+
+
+def expression_nullable(node: exp.Expression, tokens: dict[str, bool]) -> bool:
+    """Whether an expression over the tokens ``__s.__cN`` (whose
+    nullability is ``tokens``) may be NULL. Conservative: anything not known
+    to be non-null is nullable."""
+    if isinstance(node, exp.Column):
+        return tokens.get(node.name, True)
+    if isinstance(node, exp.Null):
+        return True
+    if isinstance(node, (exp.Literal, exp.Boolean, exp.Star)):
+        return False
+    if isinstance(node, exp.Count):
+        return False
+    if isinstance(node, exp.Coalesce):
+        args = [node.this, *node.expressions]
+        return all(expression_nullable(a, tokens) for a in args if a is not None)
+    if isinstance(node, _NULL_PROPAGATING):
+        return any(expression_nullable(c, tokens) for c in node.iter_expressions())
+    return True
 
 
 def _unqualify(n: exp.Expression) -> exp.Expression:

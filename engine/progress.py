@@ -1,0 +1,58 @@
+"""What a step's streaming query reports about itself: late records, state.
+
+A stateful operator (a stream-stream join) drops an input record that
+arrives after its window has closed, and counts it in its progress
+(``stateOperators[].numRowsDroppedByWatermark``). The count is summed over
+the micro-batches of one run, so that no record is dropped silently. The
+rows the operator keeps in its state after the run
+(``stateOperators[].numRowsTotal``) show that state stays bounded.
+
+Spark keeps only the last ``spark.sql.streaming.numRecentProgressUpdates``
+(100) progress reports of a query, so the reports are also taken while the
+run goes on: inside each micro-batch the previous batch's report is final.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pyspark.sql.streaming import StreamingQuery
+
+
+class RunProgress:
+    """The progress reports of one run of one query, by micro-batch."""
+
+    def __init__(self) -> None:
+        self.query: StreamingQuery | None = None
+        self.dropped: dict[int, int] = {}
+        self.state: dict[int, int] = {}
+
+    def observe(self, reports: Iterable[Mapping[str, Any] | None]) -> None:
+        for report in reports:
+            operators = (report or {}).get("stateOperators") or []
+            if not operators:  # no stateful operator, or an idle report
+                continue
+            batch = int(report["batchId"])  # type: ignore[index]
+            self.dropped[batch] = sum(int(op.get("numRowsDroppedByWatermark", 0))
+                                      for op in operators)
+            self.state[batch] = sum(int(op.get("numRowsTotal", 0)) for op in operators)
+
+    def during_run(self) -> None:
+        """Called inside a micro-batch: the previous batch's report is final."""
+        if self.query is not None:
+            self.observe([self.query.lastProgress])
+
+    def finish(self, query: StreamingQuery) -> None:
+        self.query = query
+        self.observe(query.recentProgress)
+
+    @property
+    def late_dropped(self) -> int:
+        return sum(self.dropped.values())
+
+    @property
+    def state_rows(self) -> int | None:
+        """The state rows after the run's last micro-batch (None without
+        a stateful operator, or when the run executed no micro-batch)."""
+        return self.state[max(self.state)] if self.state else None

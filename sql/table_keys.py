@@ -1,0 +1,52 @@
+"""The key of a table-table join result (LANGUAGE.md, "The key of the result").
+
+A result table is keyed so that its rows stay unique:
+
+- ``primary``: the equalities join the two primary keys; the result keeps
+  that key (the present side's, in a one-sided row of an outer join);
+- ``left`` / ``right``: a foreign-key join, one side's key equals an
+  expression of the other side's columns; the result takes the referring
+  side's key (ksqlDB), and the join is INNER or the referring side's outer
+  join (LEFT when the left refers, RIGHT when the right does);
+- ``pair``: any other join: the struct of both inputs' keys, ``{l, r}``
+  (beyond ksqlDB, which has no many-to-many join).
+
+The physical join finds the result rows a change affects through this key.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from sql.conditions import SplitCondition
+from sql.plan import JoinType
+from sql.scope import KEY, Compiled, Input
+from sql.types import struct_type
+
+
+def is_input_key(exprs: list[Compiled], inp: Input) -> bool:
+    """Whether the join expressions are exactly the input's primary key."""
+    nodes = [e.node for e in exprs]
+    if len(nodes) == 1 and isinstance(nodes[0], exp.Column) and nodes[0].name == KEY:
+        return True
+    if not all(isinstance(n, exp.Column) for n in nodes):
+        return False
+    names = tuple(n.name.lower() for n in nodes if n is not None)
+    return bool(names) and names == tuple(k.lower() for k in inp.relation.key_columns)
+
+
+def table_join_key(condition: SplitCondition, left: Input, right: Input,
+                   join_type: JoinType) -> tuple[str, str, str]:
+    """(mode, key SQL over l and r, key type) of a table-table join."""
+    lexprs = [e.left for e in condition.equalities]
+    rexprs = [e.right for e in condition.equalities]
+    left_pk = bool(lexprs) and is_input_key(lexprs, left)
+    right_pk = bool(rexprs) and is_input_key(rexprs, right)
+    if left_pk and right_pk:
+        return "primary", "coalesce(l.`_key`, r.`_key`)", left.relation.key_type
+    if right_pk and join_type in (JoinType.INNER, JoinType.LEFT):
+        return "left", "l.`_key`", left.relation.key_type
+    if left_pk and join_type in (JoinType.INNER, JoinType.RIGHT):
+        return "right", "r.`_key`", right.relation.key_type
+    key_type = struct_type([("l", left.relation.key_type), ("r", right.relation.key_type)])
+    return "pair", "named_struct('l', l.`_key`, 'r', r.`_key`)", key_type
