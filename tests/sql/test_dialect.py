@@ -12,12 +12,12 @@ import pytest
 import yaml
 from sqlglot import exp, parse_one
 from sqlglot.errors import ParseError
-from sqlglot.tokens import Token, TokenType
 
 from sql import nodes
 from sql.dialect import Splice, parse_duration
 from sql.errors import Position, SqlErrors
 from sql.script import ParsedStatement, node_position, parse_script
+from tests.sql.mutations import case_sql, mutate
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 
@@ -699,52 +699,14 @@ def test_every_bad_statement_is_reported() -> None:
 # (e) fuzz: mutated case SQL parses or fails with positioned SqlErrors
 
 
-def _case_statements() -> list[list[Token]]:
-    statements: list[list[Token]] = []
-    for path in sorted(CASES.glob("*.yaml")):
-        tokens = Splice().tokenize(yaml.safe_load(path.read_text())["sql"])
-        current: list[Token] = []
-        for token in tokens:
-            if token.token_type == TokenType.SEMICOLON:
-                statements.append(current)
-                current = []
-            else:
-                current.append(token)
-        if current:
-            statements.append(current)
-    return [s for s in statements if s]
-
-
-def _token_text(token: Token) -> str:
-    if token.token_type == TokenType.STRING:
-        return "'" + token.text.replace("'", "''") + "'"
-    if token.token_type == TokenType.IDENTIFIER:
-        return '"' + token.text.replace('"', '""') + '"'
-    return token.text
-
-
-def _mutate(tokens: list[str], rng: random.Random) -> list[str]:
-    tokens = list(tokens)
-    for _ in range(rng.randint(1, 3)):
-        at = rng.randrange(len(tokens))
-        operation = rng.choice(("drop", "duplicate", "swap"))
-        if operation == "drop" and len(tokens) > 1:
-            del tokens[at]
-        elif operation == "duplicate":
-            tokens.insert(at, tokens[at])
-        elif operation == "swap" and at + 1 < len(tokens):
-            tokens[at], tokens[at + 1] = tokens[at + 1], tokens[at]
-    return tokens
-
-
 def test_fuzzed_statements_fail_only_with_positioned_sql_errors() -> None:
     rng = random.Random(20240601)
-    statements = [[_token_text(t) for t in s] for s in _case_statements()]
+    statements = [list(s) for case in case_sql() for s in case.statements if s]
     assert statements
     outcomes = {"parsed": 0, "rejected": 0}
     for _ in range(3000):
         # Two statements per text, so positions past the first line are exercised too.
-        text = ";\n".join(" ".join(_mutate(rng.choice(statements), rng)) for _ in range(2)) + ";"
+        text = ";\n".join(" ".join(mutate(rng.choice(statements), rng)) for _ in range(2)) + ";"
         try:
             parse_script(text, "fuzz.sql")
         except SqlErrors as errors:
