@@ -1,4 +1,5 @@
-"""What a step's streaming query reports about itself: late records, state.
+"""What a step's streaming query reports about itself: late records, state,
+and whether a micro-batch read new input.
 
 A stateful operator (a stream-stream join) drops an input record that
 arrives after its window has closed, and counts it in its progress
@@ -17,7 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from py4j.protocol import Py4JError
+from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
+
+from engine import fs
 
 
 class RunProgress:
@@ -56,3 +61,19 @@ class RunProgress:
         """The state rows after the run's last micro-batch (None without
         a stateful operator, or when the run executed no micro-batch)."""
         return self.state[max(self.state)] if self.state else None
+
+
+def is_no_data_batch(spark: SparkSession, checkpoint: str, batch_id: int) -> bool:
+    """Whether micro-batch ``batch_id`` read no new input: its offsets (in
+    the checkpoint's offset log, written before the batch runs) are those of
+    the batch before. Spark runs such a batch only to let a moved watermark
+    take effect (close windows, evict state)."""
+    if batch_id == 0:
+        return False
+    offsets = f"{checkpoint}/offsets"
+    try:
+        this, last = (fs.read_text(spark, f"{offsets}/{n}").splitlines()[2:]
+                      for n in (batch_id, batch_id - 1))
+    except (OSError, Py4JError):  # an unreadable log: treat it as new input
+        return False
+    return this == last

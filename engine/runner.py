@@ -28,7 +28,7 @@ from engine.io import (
     ensure_table,
     rows_written_since,
 )
-from engine.progress import RunProgress
+from engine.progress import RunProgress, is_no_data_batch
 from engine.query import BatchTarget, Sink, StepQuery
 from engine.steps import build_query
 from joins.planner import physical_join
@@ -162,7 +162,10 @@ def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
             assert query.writer is not None, f"{step.id}: a custom sink needs a writer"
             query.writer(df, BatchTarget(spark, path, txn, batch_id))
         elif query.sink == Sink.APPEND:
-            append(query.batch(df), path, txn, batch_id)
+            if is_no_data_batch(spark, checkpoint, batch_id):
+                _append_any(query.batch(df), path, txn, batch_id)
+            else:
+                append(query.batch(df), path, txn, batch_id)
         else:
             _merge(spark, query.batch(df), path, query, txn, batch_id)
 
@@ -181,6 +184,19 @@ def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
         schema=[(f.name, f.dataType.simpleString()) for f in schema.fields],
         late_dropped=progress.late_dropped, state_rows=progress.state_rows,
     )
+
+
+def _append_any(rows: DataFrame, path: str, txn: str, batch_id: int) -> None:
+    """A micro-batch without new input (the one that closes windows once the
+    watermark moved) usually has nothing to write: skip the Delta commit then.
+    The rows are computed once (cached), since computing them runs the
+    stateful operator, which must run exactly once per micro-batch."""
+    rows = rows.persist()
+    try:
+        if rows.count():
+            append(rows, path, txn, batch_id)
+    finally:
+        rows.unpersist()
 
 
 def _merge(spark: SparkSession, rows: DataFrame, path: str, query: StepQuery, txn: str,

@@ -26,3 +26,11 @@ class ExplainNode(BaseModel):
             lines += child._lines(rest + ("└─" if last else "├─"),
                                   rest + ("  " if last else "│ "))
         return lines
+
+
+def duration(ms: int) -> str:
+    """Milliseconds in words, for EXPLAIN."""
+    for unit, size in (("h", 3_600_000), ("min", 60_000), ("s", 1000)):
+        if ms and ms % size == 0:
+            return f"{ms // size} {unit}"
+    return f"{ms} ms"

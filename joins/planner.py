@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from joins.physical.asof import AsofJoin
 from joins.physical.base import PhysicalJoin
+from joins.physical.interval import IntervalJoin
 from joins.physical.lookup import StreamTableLookup
 from joins.physical.table_table import IncrementalTableJoin
 from joins.strategy import Strategy, choose_strategy
@@ -11,7 +13,9 @@ from sql.plan import JoinStep
 
 PHYSICAL: dict[Strategy, type[PhysicalJoin]] = {
     Strategy.STREAM_TABLE_LOOKUP: StreamTableLookup,
+    Strategy.INTERVAL: IntervalJoin,
     Strategy.TABLE_TABLE: IncrementalTableJoin,
+    Strategy.ASOF: AsofJoin,
 }
 
 
@@ -20,10 +24,6 @@ def physical_join(step: JoinStep) -> PhysicalJoin:
     run that strategy (yet)."""
     strategy = choose_strategy(step)
     where = Position(step.where.file, step.where.line, step.where.col)
-    if step.late_match_retention_ms is not None and strategy == Strategy.STREAM_TABLE_LOOKUP:
-        raise SqlError(where, "join.late.match.retention (re-emitting a LEFT join's unmatched "
-                       "stream records when their table row arrives) is not supported yet",
-                       "remove the SET; unmatched records are emitted once, null-padded")
     if strategy == Strategy.INTERVAL and step.window is None:
         # The analyzer lets a CROSS JOIN of two streams through without one.
         raise SqlError(where, f"a stream-stream {step.join_type.value} JOIN needs a window: "

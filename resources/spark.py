@@ -42,6 +42,18 @@ def _base_conf(shuffle_partitions: int) -> dict[str, str]:
         "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
         "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
         "spark.sql.adaptive.enabled": "false",
+        # In local mode the driver is the executor too: cached and
+        # checkpointed micro-batches, Delta snapshots and streaming state all
+        # live in its heap. Spark's 1 GB default ran out in a long test run
+        # (a broadcast failed in the last test); the machine has 24 GB.
+        "spark.driver.memory": os.environ.get("SPLICE_DRIVER_MEMORY", "4g"),
+        # Delta keeps a DeltaLog (with its cached snapshot) for every table
+        # path it has seen, up to 10000; a process that touches thousands of
+        # short-lived tables (a test run) should not keep them all.
+        "spark.databricks.delta.delta.log.cacheSize": "64",
+        # Let the ContextCleaner drop unreferenced cached blocks and
+        # broadcasts every few minutes, not every 30.
+        "spark.cleaner.periodicGC.interval": "3min",
     }
 
 

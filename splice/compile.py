@@ -11,8 +11,8 @@ from pathlib import Path
 
 from joins.planner import physical_join
 from sql.analyzer import Analyzer
-from sql.errors import Position, SqlError, SqlErrors
-from sql.plan import AggregateStep, JoinStep, Pipeline, Step
+from sql.errors import SqlError, SqlErrors
+from sql.plan import JoinStep, Pipeline, Step
 from sql.script import parse_script
 
 
@@ -70,12 +70,7 @@ def compile_sources(sources: list[tuple[str, str]], name: str) -> Pipeline:
 
 def runnable(step: Step) -> SqlError | None:
     """Why the engine cannot run ``step`` yet, as a positioned error; None
-    when it can: a join's planner decides; aggregations do not run yet."""
-    if isinstance(step, AggregateStep):
-        return SqlError(Position(step.where.file, step.where.line, step.where.col),
-                        "aggregations are not supported yet",
-                        "they arrive with the tables capability (issue 5); until then "
-                        "write the join without GROUP BY")
+    when it can. Only a join can be unrunnable today: its planner decides."""
     if isinstance(step, JoinStep):
         try:
             physical_join(step)

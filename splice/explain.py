@@ -28,7 +28,12 @@ def explain_step(step: Step) -> ExplainNode:
             "group by": ", ".join(step.group_by), "new key": step.key,
             "having": step.having or "",
             "output": "[" + ", ".join(f"{p.name} = {p.expr}" for p in step.select) + "]",
-            "rowtime": step.rowtime, "maintained by": "MERGE on _key"})
+            "rowtime": step.rowtime,
+            "state": "Spark's streaming aggregation, one row per group in the checkpoint",
+            "emits": "the groups each micro-batch changed (update mode)",
+            "maintained by": "MERGE on _key" + (
+                "; a group whose HAVING turns false is deleted" if step.having else ""),
+            "skips": "records whose value columns are all NULL"})
     if isinstance(step, SourceStep):
         return ExplainNode(name="Source", props={
             **props, "format": step.format, "location": step.location,

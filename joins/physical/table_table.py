@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -145,18 +146,24 @@ class IncrementalTableJoin(PhysicalJoin):
         doomed = stale.join(recomputed.select(KEY), stale[KEY].eqNullSafe(recomputed[KEY]),
                             "left_anti")
         # MERGE reads its source more than once (to find the files it touches,
-        # then to write): compute the recomputation once.
+        # then to write), and the source reads the target: compute it once,
+        # before the MERGE, and free it after (a long-lived process runs many
+        # micro-batches; blocks left to the garbage collector filled the heap).
         source = (recomputed.withColumn("__delete", F.lit(False))
                   .unionByName(doomed.withColumn("__delete", F.lit(True)),
                                allowMissingColumns=True)
-                  .localCheckpoint(eager=True))
-        values = {c: F.col(f"s.`{c}`") for c in recomputed.columns}
-        with IdempotentDml(target.spark, target.txn_app, target.batch_id):
-            (table.alias("t").merge(source.alias("s"), "t._key <=> s._key")
-             .whenMatchedDelete(condition="s.__delete")
-             .whenMatchedUpdate(condition="NOT s.__delete", set=values)
-             .whenNotMatchedInsert(condition="NOT s.__delete", values=values)
-             .execute())
+                  .persist(StorageLevel.MEMORY_AND_DISK))
+        try:
+            source.count()
+            values = {c: F.col(f"s.`{c}`") for c in recomputed.columns}
+            with IdempotentDml(target.spark, target.txn_app, target.batch_id):
+                (table.alias("t").merge(source.alias("s"), "t._key <=> s._key")
+                 .whenMatchedDelete(condition="s.__delete")
+                 .whenMatchedUpdate(condition="NOT s.__delete", set=values)
+                 .whenNotMatchedInsert(condition="NOT s.__delete", values=values)
+                 .execute())
+        finally:
+            source.unpersist()
 
 
 def _key_json(side: str) -> Column:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from splice.compile import analyze_sources, compile_sources
+from splice.compile import compile_sources
 from splice.explain import explain_pipeline
-from sql.errors import SqlErrors
 from sql.plan import AggregateStep, JoinStep, Kind
 from tests.conftest import CASES
 from tests.sql.helpers import STREAMS, analyze, line_col, only_error
@@ -136,13 +135,7 @@ def test_the_case_lenses_join_then_group() -> None:
     assert "Aggregate {" in explain_pipeline(pipeline)
 
 
-def test_compile_refuses_aggregations_until_the_engine_runs_them() -> None:
-    """Analyzed into an AggregateStep, but not runnable yet: a positioned error."""
+def test_compile_accepts_aggregations_the_engine_runs() -> None:
     sql = STREAMS + "INSERT INTO o SELECT STREAM x, COUNT(*) AS n FROM a GROUP BY x;"
-    pipeline = analyze_sources([("t.sql", sql)], "t")
+    pipeline = compile_sources([("t.sql", sql)], "t")
     assert isinstance(pipeline.outputs["o"], AggregateStep)
-    with pytest.raises(SqlErrors) as err:
-        compile_sources([("t.sql", sql)], "t")
-    first = err.value.errors[0]
-    assert "aggregations are not supported yet" in first.rule
-    assert first.position.line == 3

@@ -1,0 +1,62 @@
+"""A replayed micro-batch of an aggregation or an ASOF join writes nothing
+twice: both write through idempotent MERGEs (and the ASOF join's arrival log
+through an idempotent append)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from engine.io import delta_version
+from engine.runner import run_pipeline
+from tests.pipeline_helpers import append, make_io, output_rows
+
+pytestmark = pytest.mark.spark
+
+SQL = """
+CREATE STREAM l (id INT, k INT, t INT, lv INT) WITH (location='l', key='id');
+CREATE STREAM r (rid INT, k INT, t INT, rv INT) WITH (location='r', key='rid');
+CREATE TABLE nearest AS SELECT l.id AS id, r.rv AS rv FROM l ASOF JOIN r
+  ON l.k = r.k AND r.t <= l.t;
+CREATE TABLE totals AS SELECT k, COUNT(*) AS n, SUM(lv) AS s FROM l GROUP BY k;
+"""
+
+
+def _forget_last_batch(checkpoint: str) -> str:
+    """As a crash between the write and the checkpoint's commit would; the
+    step's input markers go too, or the runner would skip the step (its
+    inputs did not change)."""
+    commits = os.path.join(checkpoint, "commits")
+    last = max((n for n in os.listdir(commits) if n.isdigit()), key=int)
+    for name in (last, f".{last}.crc"):
+        if os.path.exists(os.path.join(commits, name)):
+            os.remove(os.path.join(commits, name))
+    os.remove(os.path.join(checkpoint, "splice_inputs.json"))
+    return os.path.join(commits, last)
+
+
+def test_replayed_batches_write_nothing_twice(spark, warehouse) -> None:
+    io = make_io(spark, warehouse, SQL, name="replay")
+    append(io, "l", [{"id": 1, "k": 1, "t": 5, "lv": 10}, {"id": 2, "k": 1, "t": 1, "lv": 20},
+                     {"id": 3, "k": 2, "t": 9, "lv": 30}])
+    append(io, "r", [{"rid": 7, "k": 1, "t": 2, "rv": 100}, {"rid": 8, "k": 2, "t": 3, "rv": 200},
+                     {"rid": 9, "k": 2, "t": 9, "rv": 300}])
+    run_pipeline(io.pipeline, io)
+    nearest = [(1, 100), (3, 300)]
+    totals = [(1, 2, 30), (2, 1, 30)]
+    assert output_rows(io, "nearest", "id", "rv") == nearest
+    assert output_rows(io, "totals", "k", "n", "s") == totals
+
+    steps = [io.pipeline.outputs[name] for name in ("nearest", "totals")]
+    log = os.path.join(io.checkpoint(steps[0]), "splice_asof_arrivals")
+    tables = [io.table_path(s) for s in steps] + [log]
+    versions = [delta_version(spark, path) for path in tables]
+    replayed = [_forget_last_batch(io.checkpoint(s)) for s in steps]
+    run_pipeline(io.pipeline, io)
+
+    assert all(os.path.exists(commit) for commit in replayed), "the batches ran again"
+    assert [delta_version(spark, path) for path in tables] == versions
+    assert output_rows(io, "nearest", "id", "rv") == nearest
+    assert output_rows(io, "totals", "k", "n", "s") == totals
+    assert spark.read.format("delta").load(log).count() == 6
