@@ -3,6 +3,7 @@ compiled pipeline's steps, and rounds that alternate the two contenders."""
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import sys
 import tempfile
@@ -14,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from engine.io import StepIO
 from engine.runner import run_step
@@ -82,3 +83,67 @@ def alternate(rounds: int, splice: Callable[[int], float], other: Callable[[int]
             seconds = run(n)
             setattr(best, name, min(getattr(best, name), seconds))
     return best
+
+
+def against_hand_written(
+    rows: int, rounds: int, what: str,
+    generate: Callable[[SparkSession, WarehouseResource, int], None],
+    splice_run: Callable[[SparkSession, WarehouseResource, str], tuple[float, float, int]],
+    hand_run: Callable[[SparkSession, Path, WarehouseResource], tuple[float, int]],
+) -> None:
+    """A compiled join step against the same join hand-written in PySpark, on
+    the same generated Delta tables: a warm-up of both on 20,000 rows, then
+    ``rounds`` alternating rounds; prints each round and the best throughputs.
+
+    ``splice_run`` returns (join seconds, seconds of the other steps, output
+    rows), ``hand_run`` (seconds, output rows)."""
+    spark = session()
+    with scratch() as work:
+        inputs = WarehouseResource(root=str(work / "inputs"))
+        began = time.monotonic()
+        generate(spark, inputs, rows)
+        print(f"generated {what} in {time.monotonic() - began:.1f} s", flush=True)
+        warm = WarehouseResource(root=str(work / "warm"))
+        generate(spark, warm, 20_000)
+        splice_run(spark, warm, "warm")  # warm the JVM up on both paths first
+        hand_run(spark, work / "warm-hand", warm)
+        counts: dict[str, int] = {}
+
+        def splice(n: int) -> float:
+            join, others, counts["splice"] = splice_run(spark, inputs, str(n))
+            print(f"round {n}: splice  join {join:6.1f} s  "
+                  f"{counts['splice'] / join:10,.0f} rows/s  ({counts['splice']:,} rows; "
+                  f"the other steps {others:.1f} s)", flush=True)
+            return join
+
+        def hand(n: int) -> float:
+            seconds, counts["hand"] = hand_run(spark, work / f"hand{n}", inputs)
+            print(f"round {n}: pyspark join {seconds:6.1f} s  "
+                  f"{counts['hand'] / seconds:10,.0f} rows/s", flush=True)
+            return seconds
+
+        best = alternate(rounds, splice, hand)
+        assert counts["hand"] == counts["splice"], f"the two joins disagree: {counts}"
+        out = counts["splice"]
+        print(f"best: splice {out / best.splice:,.0f} rows/s, hand-written PySpark "
+              f"{out / best.other:,.0f} rows/s, ratio {best.ratio_of_rates():.3f} "
+              "(goal: at least 0.95)")
+
+
+def write_hand_written(out: DataFrame, root: Path, began: float) -> tuple[float, int]:
+    """Run a hand-written streaming query into a Delta table under ``root``,
+    as one would: ``availableNow``, its own checkpoint. (seconds since
+    ``began``, output rows)."""
+    query = (out.writeStream.format("delta").outputMode("append")
+             .option("checkpointLocation", str(root / "checkpoint"))
+             .trigger(availableNow=True).start(str(root / "out")))
+    query.awaitTermination()
+    seconds = time.monotonic() - began
+    return seconds, out.sparkSession.read.format("delta").load(str(root / "out")).count()
+
+
+def arguments(description: str, rows_help: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--rows", type=int, default=1_000_000, help=rows_help)
+    parser.add_argument("--rounds", type=int, default=2, help="runs of each, alternating")
+    return parser.parse_args()

@@ -16,12 +16,17 @@ best time of each is compared.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import time
 from pathlib import Path
 
-from common import alternate, pipeline_io, scratch, session, timed_steps
+from common import (
+    against_hand_written,
+    arguments,
+    pipeline_io,
+    timed_steps,
+    write_hand_written,
+)
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -75,51 +80,14 @@ def hand_run(spark: SparkSession, root: Path, inputs: WarehouseResource) -> tupl
         "o.id = p.order_id AND p.ts BETWEEN o.ts - INTERVAL 1 MINUTE AND o.ts + INTERVAL 1 MINUTE"))
     out = joined.select(F.col("o.id").alias("_key"), "o.id", "o.customer", "o.amount", "p.paid",
                         F.greatest("o.ts", "p.ts").alias("ROWTIME"))
-    query = (out.writeStream.format("delta").outputMode("append")
-             .option("checkpointLocation", str(root / "checkpoint"))
-             .trigger(availableNow=True).start(str(root / "out")))
-    query.awaitTermination()
-    seconds = time.monotonic() - began
-    return seconds, spark.read.format("delta").load(str(root / "out")).count()
+    return write_hand_written(out, root, began)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1_000_000, help="rows per side")
-    parser.add_argument("--rounds", type=int, default=2, help="runs of each, alternating")
-    args = parser.parse_args()
+    args = arguments(__doc__.splitlines()[0], "rows per side")
 
-    spark = session()
-    with scratch() as work:
-        inputs = WarehouseResource(root=str(work / "inputs"))
-        began = time.monotonic()
-        generate(spark, inputs, args.rows)
-        print(f"generated {args.rows:,} orders and {args.rows:,} payments "
-              f"in {time.monotonic() - began:.1f} s", flush=True)
-        warm = WarehouseResource(root=str(work / "warm"))
-        generate(spark, warm, 20_000)
-        splice_run(spark, warm, "warm")  # warm the JVM up on both paths first
-        hand_run(spark, work / "warm-hand", warm)
-        counts: dict[str, int] = {}
-
-        def splice(n: int) -> float:
-            joins, sources, counts["splice"] = splice_run(spark, inputs, str(n))
-            print(f"round {n}: splice  join {joins:6.1f} s  "
-                  f"{counts['splice'] / joins:10,.0f} rows/s  ({counts['splice']:,} rows; "
-                  f"source steps {sources:.1f} s)", flush=True)
-            return joins
-
-        def hand(n: int) -> float:
-            seconds, counts["hand"] = hand_run(spark, work / f"hand{n}", inputs)
-            print(f"round {n}: pyspark join {seconds:6.1f} s  "
-                  f"{counts['hand'] / seconds:10,.0f} rows/s", flush=True)
-            return seconds
-
-        best = alternate(args.rounds, splice, hand)
-        assert counts["hand"] == counts["splice"], f"the two joins disagree: {counts}"
-        rows = counts["splice"]
-        print(f"best: splice {rows / best.splice:,.0f} rows/s, hand-written PySpark "
-              f"{rows / best.other:,.0f} rows/s, ratio {best.ratio_of_rates():.3f}")
+    what = f"{args.rows:,} orders and {args.rows:,} payments"
+    against_hand_written(args.rows, args.rounds, what, generate, splice_run, hand_run)
 
 
 if __name__ == "__main__":

@@ -16,11 +16,16 @@ already there). The hand-written job is the usual stream-static join.
 
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 
-from common import alternate, pipeline_io, scratch, session, timed_steps
+from common import (
+    against_hand_written,
+    arguments,
+    pipeline_io,
+    timed_steps,
+    write_hand_written,
+)
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -67,52 +72,14 @@ def hand_run(spark: SparkSession, root: Path, inputs: WarehouseResource) -> tupl
     out = orders.join(customers, F.col("o.customer_id") == F.col("c.id"), "left").select(
         F.col("o.id").alias("_key"), "o.id", "o.amount", "c.name", "c.region",
         F.col("o.ts").alias("ROWTIME"))
-    query = (out.writeStream.format("delta").outputMode("append")
-             .option("checkpointLocation", str(root / "checkpoint"))
-             .trigger(availableNow=True).start(str(root / "out")))
-    query.awaitTermination()
-    seconds = time.monotonic() - began
-    return seconds, spark.read.format("delta").load(str(root / "out")).count()
+    return write_hand_written(out, root, began)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1_000_000, help="orders")
-    parser.add_argument("--rounds", type=int, default=2, help="runs of each, alternating")
-    args = parser.parse_args()
+    args = arguments(__doc__.splitlines()[0], "orders")
 
-    spark = session()
-    with scratch() as work:
-        inputs = WarehouseResource(root=str(work / "inputs"))
-        began = time.monotonic()
-        generate(spark, inputs, args.rows)
-        print(f"generated {args.rows:,} orders and {CUSTOMERS:,} customers "
-              f"in {time.monotonic() - began:.1f} s", flush=True)
-        warm = WarehouseResource(root=str(work / "warm"))
-        generate(spark, warm, 20_000)
-        splice_run(spark, warm, "warm")  # warm the JVM up on both paths first
-        hand_run(spark, work / "warm-hand", warm)
-        counts: dict[str, int] = {}
-
-        def splice(n: int) -> float:
-            join, others, counts["splice"] = splice_run(spark, inputs, str(n))
-            print(f"round {n}: splice  join {join:6.1f} s  "
-                  f"{counts['splice'] / join:10,.0f} rows/s  ({counts['splice']:,} rows; "
-                  f"source and table steps {others:.1f} s)", flush=True)
-            return join
-
-        def hand(n: int) -> float:
-            seconds, counts["hand"] = hand_run(spark, work / f"hand{n}", inputs)
-            print(f"round {n}: pyspark join {seconds:6.1f} s  "
-                  f"{counts['hand'] / seconds:10,.0f} rows/s", flush=True)
-            return seconds
-
-        best = alternate(args.rounds, splice, hand)
-        assert counts["hand"] == counts["splice"], f"the two joins disagree: {counts}"
-        rows = counts["splice"]
-        print(f"best: splice {rows / best.splice:,.0f} rows/s, hand-written PySpark "
-              f"{rows / best.other:,.0f} rows/s, ratio {best.ratio_of_rates():.3f} "
-              "(goal: at least 0.95)")
+    what = f"{args.rows:,} orders and {CUSTOMERS:,} customers"
+    against_hand_written(args.rows, args.rounds, what, generate, splice_run, hand_run)
 
 
 if __name__ == "__main__":

@@ -167,5 +167,23 @@ class IdempotentDml:
         self.conf.unset("spark.databricks.delta.write.txnVersion")
 
 
+def merge_by_key(spark: SparkSession, path: str, rows: DataFrame, delete: str,
+                 columns: list[str], txn_app: str, batch_id: int) -> None:
+    """Upsert ``rows`` into the Delta table at ``path`` by ``_key``; a row for
+    which the SQL condition ``delete`` holds deletes its key instead. One
+    MERGE, marked with Delta's idempotent-DML ids, so a replayed micro-batch
+    changes nothing."""
+    from delta.tables import DeltaTable
+
+    values = {c: f"s.`{c}`" for c in columns}
+    with IdempotentDml(spark, txn_app, batch_id):
+        (DeltaTable.forPath(spark, path).alias("t")
+         .merge(rows.alias("s"), "t._key <=> s._key")
+         .whenMatchedDelete(condition=f"s.{delete}")
+         .whenMatchedUpdate(condition=f"NOT s.{delete}", set=values)
+         .whenNotMatchedInsert(condition=f"NOT s.{delete}", values=values)
+         .execute())
+
+
 def empty_like(spark: SparkSession, schema: StructType) -> DataFrame:
     return spark.createDataFrame([], schema)

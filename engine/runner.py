@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
 
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
@@ -20,12 +22,12 @@ from pyspark.sql import functions as F
 
 from engine import fs
 from engine.io import (
-    IdempotentDml,
     StepIO,
     app_id,
     append,
     delta_version,
     ensure_table,
+    merge_by_key,
     rows_written_since,
 )
 from engine.progress import RunProgress, is_no_data_batch
@@ -201,30 +203,60 @@ def _append_any(rows: DataFrame, path: str, txn: str, batch_id: int) -> None:
 
 def _merge(spark: SparkSession, rows: DataFrame, path: str, query: StepQuery, txn: str,
            batch_id: int) -> None:
-    from delta.tables import DeltaTable
-
     flagged = rows.withColumn("__tombstone", F.expr(query.tombstone or "false"))
-    values = {c: F.col(f"s.`{c}`") for c in rows.columns}
-    with IdempotentDml(spark, txn, batch_id):
-        (DeltaTable.forPath(spark, path).alias("t")
-         .merge(flagged.alias("s"), "t._key <=> s._key")
-         .whenMatchedDelete(condition="s.__tombstone")
-         .whenMatchedUpdate(condition="NOT s.__tombstone", set=values)
-         .whenNotMatchedInsert(condition="NOT s.__tombstone", values=values)
-         .execute())
+    merge_by_key(spark, path, flagged, "__tombstone", rows.columns, txn, batch_id)
 
 
 def run_pipeline(pipeline: Pipeline, io: StepIO,
-                 on_step: Callable[[int, Step, StepReport | None], None] | None = None
-                 ) -> list[StepReport]:
-    """Every step once, upstream first (the steps are in dependency order)."""
-    reports = []
+                 on_step: Callable[[int, Step, StepReport | None], None] | None = None,
+                 parallel: int = 4) -> list[StepReport]:
+    """Every step once, each after the steps it reads; the reports in the
+    pipeline's order.
+
+    Steps whose inputs are done run side by side, up to ``parallel`` at once
+    (a step of a few rows mostly waits on Spark's scheduling and Delta's log,
+    not on the cores). Each runs in its own Spark session: they share the
+    SparkContext, but Delta's idempotent-DML marks are session settings, and
+    two steps must not see each other's. On a failure no further step starts;
+    the ones running finish, and the first failure is raised.
+    """
     runnable = [s for s in pipeline.steps if s.id not in pipeline.explain]
-    for index, step in enumerate(runnable):
+    index = {s.id: i for i, s in enumerate(runnable)}
+    reports: dict[str, StepReport] = {}
+    lock = threading.Lock()
+
+    def run_one(step: Step) -> StepReport:
         if on_step:
-            on_step(index, step, None)
-        report = run_step(step, io)
-        reports.append(report)
+            with lock:
+                on_step(index[step.id], step, None)
+        report = run_step(step, replace(io, spark=io.spark.newSession()))
         if on_step:
-            on_step(index, step, report)
-    return reports
+            with lock:
+                on_step(index[step.id], step, report)
+        return report
+
+    pending = list(runnable)
+    running: dict[Future[StepReport], Step] = {}
+    failure: BaseException | None = None
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        while pending or running:
+            if failure is None:
+                ready = [s for s in pending
+                         if all(i in reports or i not in index for i in s.inputs)]
+                for step in ready:
+                    pending.remove(step)
+                    running[pool.submit(run_one, step)] = step
+            elif not running:
+                break
+            if not running:  # steps come in dependency order: cannot happen
+                raise RuntimeError(f"no step of {[s.id for s in pending]} can start")
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                step = running.pop(future)
+                try:
+                    reports[step.id] = future.result()
+                except BaseException as err:
+                    failure = failure or err
+    if failure is not None:
+        raise failure
+    return [reports[s.id] for s in runnable]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from engine.io import KEY, ROWTIME, IdempotentDml, StepIO
+from engine.io import KEY, ROWTIME, StepIO, merge_by_key
 from engine.query import BatchTarget, Sink, StepQuery
 from joins.physical.lookup import has_fact
 from joins.planner import physical_join
@@ -125,7 +125,6 @@ def _aggregate(step: AggregateStep, io: StepIO) -> StepQuery:
         return df.drop(_HAVING)
 
     def write(df: DataFrame, target: BatchTarget) -> None:
-        from delta.tables import DeltaTable
 
         # Every partition of the batch must be computed for the state store
         # to commit (Spark 4.2 checks it), also when the MERGE below is
@@ -134,15 +133,9 @@ def _aggregate(step: AggregateStep, io: StepIO) -> StepQuery:
         try:
             df.count()
             rows = batch(df)
-            values = {c: F.col(f"s.`{c}`") for c in rows.columns}
             flagged = df.withColumn("__delete", ~F.coalesce(F.col(_HAVING), F.lit(False)))
-            with IdempotentDml(target.spark, target.txn_app, target.batch_id):
-                (DeltaTable.forPath(target.spark, target.path).alias("t")
-                 .merge(flagged.alias("s"), "t._key <=> s._key")
-                 .whenMatchedDelete(condition="s.__delete")
-                 .whenMatchedUpdate(condition="NOT s.__delete", set=values)
-                 .whenNotMatchedInsert(condition="NOT s.__delete", values=values)
-                 .execute())
+            merge_by_key(target.spark, target.path, flagged, "__delete", rows.columns,
+                         target.txn_app, target.batch_id)
         finally:
             df.unpersist()
 

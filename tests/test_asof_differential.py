@@ -38,12 +38,20 @@ CREATE TABLE r (rid INT, k INT, t INT, rv INT) WITH (location='r', key='rid');
 """
 
 
+OPS = {">=": "ge", ">": "gt", "<=": "le", "<": "lt"}
+VARIANTS = [(op, left_join) for op in OPS for left_join in (False, True)]
+
+
+def _output(op: str, left_join: bool) -> str:
+    return f"asof_{OPS[op]}_{'left' if left_join else 'inner'}"
+
+
 def _statement(op: str, left_join: bool) -> str:
     """The ASOF join under test; the LEFT one writes its inequality mirrored."""
     join, on = (("ASOF LEFT JOIN", f"r.k = l.k AND r.t {MIRROR[op]} l.t") if left_join
                 else ("ASOF JOIN", f"l.k = r.k AND l.t {op} r.t"))
-    return (f"CREATE TABLE asof AS SELECT l.id AS id, l.lv AS lv, r.rv AS rv "
-            f"FROM l {join} r ON {on};\n")
+    return (f"CREATE TABLE {_output(op, left_join)} AS SELECT l.id AS id, l.lv AS lv, "
+            f"r.rv AS rv FROM l {join} r ON {on};\n")
 
 
 def _maybe(rng: random.Random, value: int, p: float = 0.1) -> int | None:
@@ -115,46 +123,49 @@ class Inputs:
         return Counter(tuple(row) for row in rows)
 
 
-def _run(spark, warehouse, sources: str, op: str, left_join: bool,
-         runs: list[tuple[int, int]], seed: int) -> tuple[Inputs, list[Counter]]:
-    """Appends random rows run by run; after every run (not only the last) the
-    result equals DuckDB's. Returns the inputs and DuckDB's result of each run."""
+def _run(spark, warehouse, sources: str, variants: list[tuple[str, bool]],
+         runs: list[tuple[int, int]], seed: int) -> tuple[Inputs, dict[tuple, list[Counter]]]:
+    """Appends random rows run by run to one pipeline holding every variant's
+    join; after every run (not only the last) each result equals DuckDB's.
+    Returns the inputs and DuckDB's result of each run, by variant."""
     rng = random.Random(seed)
-    io = make_io(spark, warehouse, sources + _statement(op, left_join), name="asof")
+    sql = sources + "".join(_statement(op, left_join) for op, left_join in variants)
+    io = make_io(spark, warehouse, sql, name="asof")
     inputs = Inputs(tables=sources is TABLES)
-    results = []
+    results: dict[tuple, list[Counter]] = {v: [] for v in variants}
     for n_left, n_right in runs:
         append(io, "l", inputs.left_rows(rng, n_left))
         append(io, "r", inputs.right_rows(rng, n_right))
         run_pipeline(io.pipeline, io)
-        rows = spark.read.format("delta").load(io.table_path(io.pipeline.outputs["asof"])
-                                               ).collect()
-        expected = inputs.oracle(op, left_join)
-        assert Counter((row["id"], row["lv"], row["rv"]) for row in rows) == expected
-        assert all(row["_key"] == row["id"] for row in rows), "keyed by the left row's key"
-        results.append(expected)
+        for op, left_join in variants:
+            output = io.pipeline.outputs[_output(op, left_join)]
+            rows = spark.read.format("delta").load(io.table_path(output)).collect()
+            expected = inputs.oracle(op, left_join)
+            assert Counter((row["id"], row["lv"], row["rv"]) for row in rows) == expected, (
+                f"ASOF {'LEFT ' if left_join else ''}JOIN with {op}")
+            assert all(row["_key"] == row["id"] for row in rows), "keyed by the left row's key"
+            results[(op, left_join)].append(expected)
     return inputs, results
 
 
-@pytest.mark.parametrize("left_join", [False, True], ids=["inner", "left"])
-@pytest.mark.parametrize("op", [">=", ">", "<=", "<"])
-def test_asof_of_two_streams_equals_duckdb(spark, warehouse, op: str, left_join: bool
-                                           ) -> None:
-    inputs, (first, last) = _run(spark, warehouse, STREAMS, op, left_join, [(8, 9), (7, 9)],
-                                 seed=227)
+def test_asof_of_two_streams_equals_duckdb(spark, warehouse) -> None:
+    """Every inequality operator, INNER and LEFT, over one data set."""
+    inputs, results = _run(spark, warehouse, STREAMS, VARIANTS, [(8, 9), (7, 9)], seed=227)
     ids = [x["id"] for x in inputs.left]
     assert len(ids) > len(set(ids)), "no left key repeats; pick another seed"
-    assert sum(rv is not None for _, _, rv in last) >= 3, "too few matches"
-    assert set(first) - set(last), "the second run changed no row of the first"
-    for other in OTHER_TIES:  # the seed makes both tie-breaks decide some row
-        assert inputs.oracle(op, left_join, other) != last, (
-            f"ordering ties by {other} changes nothing; pick another seed")
+    for (op, left_join), (first, last) in results.items():
+        assert sum(rv is not None for _, _, rv in last) >= 3, f"too few matches for {op}"
+        assert set(first) - set(last), f"the second run changed no row of the first ({op})"
+        for other in OTHER_TIES:  # the seed makes both tie-breaks decide some row
+            assert inputs.oracle(op, left_join, other) != last, (
+                f"ordering ties by {other} changes nothing for {op}; pick another seed")
 
 
 def test_asof_of_two_tables_equals_duckdb(spark, warehouse) -> None:
     """Updates and tombstones on both sides: a left row deleted, a match lost."""
-    inputs, (first, last) = _run(spark, warehouse, TABLES, ">", True, [(7, 6), (5, 6)],
-                                 seed=117)
+    inputs, results = _run(spark, warehouse, TABLES, [(">", True)], [(7, 6), (5, 6)],
+                           seed=117)
+    first, last = results[(">", True)]
     assert {r[0] for r in first} - {r[0] for r in last}, "no left row deleted"
     assert {r[0] for r in first if r[2] is not None} & {r[0] for r in last if r[2] is None}, (
         "no match lost")

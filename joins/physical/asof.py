@@ -32,7 +32,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
-from engine.io import KEY, IdempotentDml, append, ensure_table
+from engine.io import KEY, append, ensure_table, merge_by_key
 from engine.query import BatchTarget, Sink, StepQuery
 from joins.explain import ExplainNode
 from joins.physical.base import PhysicalJoin
@@ -203,7 +203,6 @@ class AsofJoin(PhysicalJoin):
     def _merge(self, recomputed: DataFrame, keys: DataFrame, target: BatchTarget) -> None:
         """Recomputed rows replace their keys; an affected left key without a
         recomputed row is deleted; all in one idempotent MERGE."""
-        from delta.tables import DeltaTable
 
         keys = keys.select(F.col(KEY).alias("__gone"))
         gone = (keys.join(recomputed, keys["__gone"].eqNullSafe(recomputed[KEY]), "left_anti")
@@ -211,11 +210,5 @@ class AsofJoin(PhysicalJoin):
         source = (recomputed.withColumn("__delete", F.lit(False))
                   .unionByName(gone.withColumn("__delete", F.lit(True)),
                                allowMissingColumns=True))
-        values = {c: F.col(f"s.`{c}`") for c in recomputed.columns}
-        table = DeltaTable.forPath(target.spark, target.path)
-        with IdempotentDml(target.spark, target.txn_app, target.batch_id):
-            (table.alias("t").merge(source.alias("s"), "t._key <=> s._key")
-             .whenMatchedDelete(condition="s.__delete")
-             .whenMatchedUpdate(condition="NOT s.__delete", set=values)
-             .whenNotMatchedInsert(condition="NOT s.__delete", values=values)
-             .execute())
+        merge_by_key(target.spark, target.path, source, "__delete", recomputed.columns,
+                     target.txn_app, target.batch_id)

@@ -5,11 +5,13 @@ can only affect result rows whose join value it carries (before or after the
 change), so:
 
 1. ``V``: the join values of every changed row, pre- and post-image;
-2. ``AL`` / ``AR``: the changed left / right keys, plus every current row
-   whose join value is in ``V``;
+2. ``L[V]`` / ``R[V]``: the current rows whose join value is in ``V`` (one
+   scan of each input); ``AL`` / ``AR``: the changed left / right keys plus
+   the keys of those rows (a changed key that still exists has its new value
+   in ``V``);
 3. every result row built from a key in ``AL`` or ``AR`` is stale (found
    through the result's key: see ``sql/table_keys.py``), and
-   ``join(L[AL], R[AR])`` recomputes exactly those rows (any row matching an
+   ``join(L[V], R[V])`` recomputes exactly those rows (any row matching an
    affected row has its join value in ``V``, so it is in the restricted
    inputs);
 4. one MERGE into the result updates the recomputed rows, inserts the new
@@ -29,7 +31,7 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from engine.io import KEY, IdempotentDml
+from engine.io import KEY, merge_by_key
 from engine.query import BatchTarget, Sink, StepQuery
 from joins.explain import ExplainNode
 from joins.physical.base import PhysicalJoin
@@ -102,24 +104,23 @@ class IncrementalTableJoin(PhysicalJoin):
 
         def recompute(changed: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
             values = changed.select("__jv").distinct()
-            left, right = current(left_id, "l"), current(right_id, "r")
-            affected = []
-            for side, rows in (("l", left), ("r", right)):
-                matching = rows.join(values, rows[f"__jv_{side}"] == values["__jv"], "left_semi")
+            rows, affected = [], []
+            for step_id, side in ((left_id, "l"), (right_id, "r")):
+                # The current rows with a changed join value: among them, every
+                # changed key that still exists (its post-image is in V).
+                matching = current(step_id, side).join(
+                    values, F.col(f"__jv_{side}") == values["__jv"], "left_semi")
                 affected.append(changed.where(f"__side = '{side}'").select(
                     F.col("__k").alias("k")).union(matching.select(
                         F.col(f"__k_{side}").alias("k"))).distinct())
-            affected_l, affected_r = affected
-            lrows = left.join(affected_l, left["__k_l"] == affected_l["k"], "left_semi")
-            rrows = right.join(affected_r, right["__k_r"] == affected_r["k"], "left_semi")
-            lrows = lrows.drop("__k_l", "__jv_l").alias("l")
-            rrows = rrows.drop("__k_r", "__jv_r").alias("r")
+                rows.append(matching.drop(f"__k_{side}", f"__jv_{side}").alias(side))
+            lrows, rrows = rows
             if self.step.left_filter:
                 lrows = lrows.where(F.expr(self.step.left_filter))
             if self.step.right_filter:
                 rrows = rrows.where(F.expr(self.step.right_filter))
             joined = lrows.join(rrows, self.match_condition(), _HOW[self.step.join_type])
-            return self.output(joined), affected_l, affected_r
+            return self.output(joined), affected[0], affected[1]
 
         def write(changed: DataFrame, target: BatchTarget) -> None:
             changed = changed.cache()
@@ -155,13 +156,8 @@ class IncrementalTableJoin(PhysicalJoin):
                   .persist(StorageLevel.MEMORY_AND_DISK))
         try:
             source.count()
-            values = {c: F.col(f"s.`{c}`") for c in recomputed.columns}
-            with IdempotentDml(target.spark, target.txn_app, target.batch_id):
-                (table.alias("t").merge(source.alias("s"), "t._key <=> s._key")
-                 .whenMatchedDelete(condition="s.__delete")
-                 .whenMatchedUpdate(condition="NOT s.__delete", set=values)
-                 .whenNotMatchedInsert(condition="NOT s.__delete", values=values)
-                 .execute())
+            merge_by_key(target.spark, target.path, source, "__delete", recomputed.columns,
+                         target.txn_app, target.batch_id)
         finally:
             source.unpersist()
 
