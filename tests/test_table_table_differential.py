@@ -22,6 +22,7 @@ pytestmark = pytest.mark.spark
 SOURCES = """
 CREATE TABLE l (id INT, fk INT, lv INT) WITH (location='l', key='id');
 CREATE TABLE r (id INT, rv INT) WITH (location='r', key='id');
+CREATE TABLE m (id BIGINT, mv BIGINT) WITH (location='m', key='id');
 """
 
 # output name -> (Splice statement, DuckDB query over tables l and r)
@@ -42,9 +43,25 @@ JOINS = {
                   "SELECT l.id, r.id FROM l JOIN r ON l.lv = r.rv"),
     "m2m_full": ("SELECT l.id AS lid, r.id AS rid FROM l FULL JOIN r ON l.lv = r.rv",
                  "SELECT l.id, r.id FROM l FULL JOIN r ON l.lv = r.rv"),
+    # The referring side on the right: keyed by the right input's key.
+    "fk_right_inner": ("SELECT l.id AS lid, r.rv AS rv FROM r JOIN l ON r.id = l.fk",
+                       "SELECT l.id, r.rv FROM r JOIN l ON r.id = l.fk"),
+    "fk_right_outer": ("SELECT l.id AS lid, r.rv AS rv FROM r RIGHT JOIN l ON r.id = l.fk",
+                       "SELECT l.id, r.rv FROM r RIGHT JOIN l ON r.id = l.fk"),
+    # Keys and join values of two types (INT and BIGINT), widened by Spark.
+    "mixed_pk_full": ("SELECT l.lv AS lv, m.mv AS mv FROM l FULL JOIN m ON l.id = m.id",
+                      "SELECT l.lv, m.mv FROM l FULL JOIN m ON l.id = m.id"),
+    "mixed_fk_left": ("SELECT m.id AS mid, l.lv AS lv FROM m LEFT JOIN l ON m.mv = l.id",
+                      "SELECT m.id, l.lv FROM m LEFT JOIN l ON m.mv = l.id"),
+    # Two equalities, neither a primary key: keyed by both inputs' keys.
+    "two_values": ("SELECT l.id AS lid, r.id AS rid FROM l JOIN r ON l.fk = r.rv AND l.lv = r.id",
+                   "SELECT l.id, r.id FROM l JOIN r ON l.fk = r.rv AND l.lv = r.id"),
     "crossed": ("SELECT l.id AS lid, r.id AS rid FROM l CROSS JOIN r",
                 "SELECT l.id, r.id FROM l CROSS JOIN r"),
 }
+
+
+VALUE_COLUMNS = {"l": ["fk", "lv"], "r": ["rv"], "m": ["mv"]}
 
 
 def _changelog(rng: random.Random, side: str, n: int) -> list[dict]:
@@ -52,12 +69,13 @@ def _changelog(rng: random.Random, side: str, n: int) -> list[dict]:
     for _ in range(n):
         key = rng.randrange(6)
         if rng.random() < 0.25:  # a tombstone: every non-key column NULL
-            rows.append({"id": key, "fk": None, "lv": None} if side == "l"
-                        else {"id": key, "rv": None})
+            rows.append({"id": key, **{c: None for c in VALUE_COLUMNS[side]}})
         elif side == "l":
             rows.append({"id": key, "fk": rng.randrange(6), "lv": rng.randrange(4)})
-        else:
+        elif side == "r":
             rows.append({"id": key, "rv": rng.randrange(4)})
+        else:
+            rows.append({"id": key, "mv": rng.randrange(6)})
     return rows
 
 
@@ -78,27 +96,25 @@ def test_table_table_joins_equal_duckdb(spark, warehouse, seed: int) -> None:
     sql = SOURCES + "".join(f"CREATE TABLE {name} AS {query};\n"
                             for name, (query, _) in JOINS.items())
     io = make_io(spark, warehouse, sql, name="differential")
-    log_l: list[dict] = []
-    log_r: list[dict] = []
+    logs: dict[str, list[dict]] = {side: [] for side in VALUE_COLUMNS}
+    sizes = {"l": 7, "r": 5, "m": 5}
     for _ in range(2):  # the second run updates and deletes rows of the first
-        batch_l, batch_r = _changelog(rng, "l", 7), _changelog(rng, "r", 5)
-        if batch_l:
-            append(io, "l", batch_l)
-        if batch_r:
-            append(io, "r", batch_r)
-        log_l += batch_l
-        log_r += batch_r
+        for side, log in logs.items():
+            batch = _changelog(rng, side, sizes[side])
+            append(io, side, batch)
+            log += batch
         run_pipeline(io.pipeline, io)
 
-    final_l = _fold(log_l, ["fk", "lv"])
-    final_r = _fold(log_r, ["rv"])
     db = duckdb.connect()
     db.execute("CREATE TABLE l (id INTEGER, fk INTEGER, lv INTEGER)")
     db.execute("CREATE TABLE r (id INTEGER, rv INTEGER)")
-    db.executemany("INSERT INTO l VALUES (?, ?, ?)",
-                   [(v["id"], v["fk"], v["lv"]) for v in final_l.values()])
-    db.executemany("INSERT INTO r VALUES (?, ?)", [(v["id"], v["rv"]) for v in final_r.values()])
-    assert final_l and final_r, "the random changelog left an empty table; pick another seed"
+    db.execute("CREATE TABLE m (id BIGINT, mv BIGINT)")
+    for side, log in logs.items():
+        final = _fold(log, VALUE_COLUMNS[side])
+        assert final, f"the random changelog left {side} empty; pick another seed"
+        columns = ["id", *VALUE_COLUMNS[side]]
+        db.executemany(f"INSERT INTO {side} VALUES ({', '.join('?' for _ in columns)})",
+                       [tuple(v[c] for c in columns) for v in final.values()])
 
     for name, (query, oracle) in JOINS.items():
         expected = Counter(tuple(row) for row in db.execute(oracle).fetchall())

@@ -9,8 +9,10 @@ change), so:
    scan of each input); ``AL`` / ``AR``: the changed left / right keys plus
    the keys of those rows (a changed key that still exists has its new value
    in ``V``);
-3. every result row built from a key in ``AL`` or ``AR`` is stale (found
-   through the result's key: see ``sql/table_keys.py``), and
+3. every result row built from a key in ``AL`` or ``AR`` is stale (a
+   primary- or foreign-key result is keyed by an input key, so those keys
+   are its stale keys; a pair-keyed result is searched for them; see
+   ``sql/table_keys.py``), and
    ``join(L[V], R[V])`` recomputes exactly those rows (any row matching an
    affected row has its join value in ``V``, so it is in the restricted
    inputs);
@@ -25,6 +27,8 @@ result, which EXPLAIN says.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import reduce
 from typing import TYPE_CHECKING, ClassVar
 
 from pyspark import StorageLevel
@@ -49,28 +53,36 @@ class IncrementalTableJoin(PhysicalJoin):
     strategy: ClassVar[Strategy] = Strategy.TABLE_TABLE
 
     def _join_values(self, side: str) -> list[Column]:
-        exprs = [e.left if side == "l" else e.right for e in self.step.equalities]
-        if not exprs:
-            return [F.lit(0).alias("__jv0")]
-        return [F.expr(x).alias(f"__jv{i}") for i, x in enumerate(exprs)]
+        """The side's join expressions, in the order of the equalities."""
+        return [F.expr(e.left if side == "l" else e.right).alias(f"__jv{i}")
+                for i, e in enumerate(self.step.equalities)]
 
-    def _stale(self, existing: DataFrame, affected_l: DataFrame,
-               affected_r: DataFrame) -> DataFrame:
-        """The result rows built from an affected input key, found through the
-        result's own ``_key`` (keys are compared in their JSON form)."""
+    def _stale_keys(self, target: BatchTarget, affected_l: DataFrame,
+                    affected_r: DataFrame) -> DataFrame:
+        """The result keys of every result row built from an affected input
+        key (``k``, in the result key's type).
+
+        A primary-key or foreign-key result is keyed by an input's key, so the
+        affected keys are the stale result keys themselves: no result row need
+        be read (a key that has no result row deletes nothing). A pair-keyed
+        result (``{l, r}``) is searched for rows whose ``l`` or ``r`` is
+        affected."""
+        from delta.tables import DeltaTable
+
+        existing = DeltaTable.forPath(target.spark, target.path).toDF()
+        key_type = existing.schema[KEY].dataType
         mode = self.step.key_mode
+        if mode != "pair":
+            parts = {"primary": (affected_l, affected_r), "left": (affected_l,),
+                     "right": (affected_r,)}[mode or "primary"]
+            keys = [p.select(F.col("k").cast(key_type).alias("k")) for p in parts]
+            return reduce(DataFrame.union, keys).distinct()
 
-        def by(part: str, keys: DataFrame) -> DataFrame:
-            keyed = existing.withColumn("__kj", F.to_json(F.struct(F.expr(part).alias("k"))))
-            return keyed.join(keys, keyed["__kj"] == keys["k"], "left_semi").select(KEY)
+        def by(part: str, affected: DataFrame) -> DataFrame:
+            return existing.join(affected, F.col(f"{KEY}.{part}").eqNullSafe(
+                affected["k"]), "left_semi").select(F.col(KEY).alias("k"))
 
-        if mode == "primary":
-            return by(KEY, affected_l).union(by(KEY, affected_r))
-        if mode == "left":
-            return by(KEY, affected_l)
-        if mode == "right":
-            return by(KEY, affected_r)
-        return by(f"{KEY}.l", affected_l).union(by(f"{KEY}.r", affected_r))
+        return by("l", affected_l).union(by("r", affected_r)).distinct()
 
     def explain(self) -> ExplainNode:
         s = self.step
@@ -91,77 +103,89 @@ class IncrementalTableJoin(PhysicalJoin):
 
     def build(self, io: StepIO) -> StepQuery:
         left_id, right_id = self.step.inputs
+        key_types = {side: io.read_table(step_id).schema[KEY].dataType
+                     for step_id, side in ((left_id, "l"), (right_id, "r"))}
 
         def changes(step_id: str, side: str) -> DataFrame:
-            feed = io.read_changes(step_id).alias(side)
-            return feed.select(F.lit(side).alias("__side"), _key_json(side).alias("__k"),
-                               self._value_json(side).alias("__jv"))
+            """Both inputs' change feeds in one layout: the side, its key in
+            its own column (the two keys may differ in type), and the join
+            values of the changed row (Spark's union widens the two sides'
+            types, which the analyzer has checked are of one family)."""
+            other = "r" if side == "l" else "l"
+            return io.read_changes(step_id).alias(side).select(
+                F.lit(side).alias("__side"), F.col(KEY).alias(f"__k{side}"),
+                F.lit(None).cast(key_types[other]).alias(f"__k{other}"),
+                *self._join_values(side))
 
-        def current(step_id: str, side: str) -> DataFrame:
+        def matching(step_id: str, side: str, values: DataFrame) -> DataFrame:
+            """The current rows of one input whose join value was changed (on
+            either side; NULL join values never match, as in the join)."""
             table = io.read_table(step_id).alias(side)
-            return table.select(f"{side}.*", _key_json(side).alias(f"__k_{side}"),
-                                self._value_json(side).alias(f"__jv_{side}"))
+            if not self.step.equalities:  # one join value: every row is affected
+                return table
+            on = [F.expr(e.left if side == "l" else e.right) == values[f"__jv{i}"]
+                  for i, e in enumerate(self.step.equalities)]
+            return table.join(values, reduce(Column.__and__, on), "left_semi")
 
-        def recompute(changed: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
-            values = changed.select("__jv").distinct()
+        def recompute(changed: DataFrame, keep: Callable[[DataFrame], DataFrame]
+                      ) -> tuple[DataFrame, DataFrame, DataFrame]:
+            """(the recomputed result rows, the affected left keys, the
+            affected right keys); ``keep`` caches what is read more than once."""
+            values = keep(changed.select(
+                [f"__jv{i}" for i in range(len(self.step.equalities))]).distinct())
+            # Computed now, so that the joins below see its true size (a small
+            # change is broadcast; the first run's whole table is not).
+            values.count()
             rows, affected = [], []
             for step_id, side in ((left_id, "l"), (right_id, "r")):
-                # The current rows with a changed join value: among them, every
-                # changed key that still exists (its post-image is in V).
-                matching = current(step_id, side).join(
-                    values, F.col(f"__jv_{side}") == values["__jv"], "left_semi")
-                affected.append(changed.where(f"__side = '{side}'").select(
-                    F.col("__k").alias("k")).union(matching.select(
-                        F.col(f"__k_{side}").alias("k"))).distinct())
-                rows.append(matching.drop(f"__k_{side}", f"__jv_{side}").alias(side))
+                current = keep(matching(step_id, side, values))
+                # A changed key that still exists has its new join value in
+                # the values, so it is among the matching rows too.
+                affected.append(keep(changed.where(f"__side = '{side}'")
+                                     .select(F.col(f"__k{side}").alias("k"))
+                                     .union(current.select(F.col(KEY).alias("k")))
+                                     .distinct()))
+                rows.append(current.alias(side))
             lrows, rrows = rows
             if self.step.left_filter:
                 lrows = lrows.where(F.expr(self.step.left_filter))
             if self.step.right_filter:
                 rrows = rrows.where(F.expr(self.step.right_filter))
             joined = lrows.join(rrows, self.match_condition(), _HOW[self.step.join_type])
-            return self.output(joined), affected[0], affected[1]
+            return keep(self.output(joined)), affected[0], affected[1]
 
         def write(changed: DataFrame, target: BatchTarget) -> None:
-            changed = changed.cache()
+            cached: list[DataFrame] = []
+
+            def keep(df: DataFrame) -> DataFrame:
+                cached.append(df.persist(StorageLevel.MEMORY_AND_DISK))
+                return cached[-1]
+
             try:
-                self._merge(*recompute(changed), target)
+                keep(changed)
+                self._merge(*recompute(changed, keep), target, keep)
             finally:
-                changed.unpersist()
+                for df in cached:
+                    df.unpersist()
 
         stream = changes(left_id, "l").unionByName(changes(right_id, "r"))
-        return StepQuery(stream=stream, batch=lambda df: recompute(df)[0], sink=Sink.CUSTOM,
-                         writer=write)
-
-    def _value_json(self, side: str) -> Column:
-        return F.to_json(F.struct(*self._join_values(side)))
+        return StepQuery(stream=stream, batch=lambda df: recompute(df, lambda d: d)[0],
+                         sink=Sink.CUSTOM, writer=write)
 
     def _merge(self, recomputed: DataFrame, affected_l: DataFrame, affected_r: DataFrame,
-               target: BatchTarget) -> None:
+               target: BatchTarget, keep: Callable[[DataFrame], DataFrame]) -> None:
         """Recomputed rows replace their keys; stale rows that were not
         recomputed are deleted; all in one idempotent MERGE."""
-        from delta.tables import DeltaTable
-
-        table = DeltaTable.forPath(target.spark, target.path)
-        stale = self._stale(table.toDF(), affected_l, affected_r).distinct()
-        doomed = stale.join(recomputed.select(KEY), stale[KEY].eqNullSafe(recomputed[KEY]),
-                            "left_anti")
+        stale = self._stale_keys(target, affected_l, affected_r)
+        doomed = stale.join(recomputed.select(KEY), stale["k"].eqNullSafe(recomputed[KEY]),
+                            "left_anti").select(F.col("k").alias(KEY))
         # MERGE reads its source more than once (to find the files it touches,
-        # then to write), and the source reads the target: compute it once,
-        # before the MERGE, and free it after (a long-lived process runs many
-        # micro-batches; blocks left to the garbage collector filled the heap).
-        source = (recomputed.withColumn("__delete", F.lit(False))
-                  .unionByName(doomed.withColumn("__delete", F.lit(True)),
-                               allowMissingColumns=True)
-                  .persist(StorageLevel.MEMORY_AND_DISK))
-        try:
-            source.count()
-            merge_by_key(target.spark, target.path, source, "__delete", recomputed.columns,
-                         target.txn_app, target.batch_id)
-        finally:
-            source.unpersist()
-
-
-def _key_json(side: str) -> Column:
-    """An input key in a form comparable across key types and sides."""
-    return F.to_json(F.struct(F.col(f"{side}.{KEY}").alias("k")))
+        # then to write): compute it once, before the MERGE, and free it after
+        # (a long-lived process runs many micro-batches; blocks left to the
+        # garbage collector filled the heap).
+        source = keep(recomputed.withColumn("__delete", F.lit(False))
+                      .unionByName(doomed.withColumn("__delete", F.lit(True)),
+                                   allowMissingColumns=True))
+        source.count()
+        merge_by_key(target.spark, target.path, source, "__delete", recomputed.columns,
+                     target.txn_app, target.batch_id)
