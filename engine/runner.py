@@ -149,10 +149,12 @@ def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
     spark = io.spark
     query = build_query(step, io)
     path = io.table_path(step)
-    empty = spark.createDataFrame([], query.stream.schema)
-    schema = query.batch(empty).schema
-    ensure_table(spark, path, schema, change_feed=step.kind == Kind.TABLE)
     before = delta_version(spark, path)
+    if before is None:  # the output's schema: the batch transform of no rows
+        empty = spark.createDataFrame([], query.stream.schema)
+        ensure_table(spark, path, query.batch(empty).schema,
+                     change_feed=step.kind == Kind.TABLE)
+        before = delta_version(spark, path)
     checkpoint = io.checkpoint(step)
     txn = app_id(spark, checkpoint)
 
@@ -179,6 +181,7 @@ def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
     progress.query = streaming
     streaming.awaitTermination()
     progress.finish(streaming)
+    schema = spark.read.format("delta").load(path).schema
     return StepReport(
         step.id, step.op, step.kind.value, path,
         rows_written_since(spark, path, before), delta_version(spark, path),
