@@ -25,7 +25,7 @@ CREATE TABLE r (id INT, rv INT) WITH (location='r', key='id');
 CREATE TABLE m (id BIGINT, mv BIGINT) WITH (location='m', key='id');
 """
 
-# output name -> (Splice statement, DuckDB query over tables l and r)
+# output name -> (Splice statement, DuckDB query over tables l, r and m)
 JOINS = {
     "pk_inner": ("SELECT l.lv AS lv, r.rv AS rv FROM l JOIN r ON l.id = r.id",
                  "SELECT l.lv, r.rv FROM l JOIN r ON l.id = r.id"),

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, ClassVar
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import DataType
 
 from engine.io import KEY, merge_by_key
 from engine.query import BatchTarget, Sink, StepQuery
@@ -58,9 +59,9 @@ class IncrementalTableJoin(PhysicalJoin):
                 for i, e in enumerate(self.step.equalities)]
 
     def _stale_keys(self, target: BatchTarget, affected_l: DataFrame,
-                    affected_r: DataFrame) -> DataFrame:
+                    affected_r: DataFrame, key_type: DataType) -> DataFrame:
         """The result keys of every result row built from an affected input
-        key (``k``, in the result key's type).
+        key (``k``, of the result's ``key_type``).
 
         A primary-key or foreign-key result is keyed by an input's key, so the
         affected keys are the stale result keys themselves: no result row need
@@ -69,14 +70,14 @@ class IncrementalTableJoin(PhysicalJoin):
         affected."""
         from delta.tables import DeltaTable
 
-        existing = DeltaTable.forPath(target.spark, target.path).toDF()
-        key_type = existing.schema[KEY].dataType
         mode = self.step.key_mode
         if mode != "pair":
             parts = {"primary": (affected_l, affected_r), "left": (affected_l,),
                      "right": (affected_r,)}[mode or "primary"]
             keys = [p.select(F.col("k").cast(key_type).alias("k")) for p in parts]
             return reduce(DataFrame.union, keys).distinct()
+
+        existing = DeltaTable.forPath(target.spark, target.path).toDF()
 
         def by(part: str, affected: DataFrame) -> DataFrame:
             return existing.join(affected, F.col(f"{KEY}.{part}").eqNullSafe(
@@ -176,7 +177,8 @@ class IncrementalTableJoin(PhysicalJoin):
                target: BatchTarget, keep: Callable[[DataFrame], DataFrame]) -> None:
         """Recomputed rows replace their keys; stale rows that were not
         recomputed are deleted; all in one idempotent MERGE."""
-        stale = self._stale_keys(target, affected_l, affected_r)
+        stale = self._stale_keys(target, affected_l, affected_r,
+                                 recomputed.schema[KEY].dataType)
         doomed = stale.join(recomputed.select(KEY), stale["k"].eqNullSafe(recomputed[KEY]),
                             "left_anti").select(F.col("k").alias(KEY))
         # MERGE reads its source more than once (to find the files it touches,
