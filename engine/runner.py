@@ -25,6 +25,7 @@ from engine.io import (
     StepIO,
     app_id,
     append,
+    delta_exists,
     delta_version,
     ensure_table,
     merge_by_key,
@@ -150,10 +151,11 @@ def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
     query = build_query(step, io)
     path = io.table_path(step)
     before = delta_version(spark, path)
-    if before is None:  # the output's schema: the batch transform of no rows
-        empty = spark.createDataFrame([], query.stream.schema)
-        ensure_table(spark, path, query.batch(empty).schema,
-                     change_feed=step.kind == Kind.TABLE)
+    # An appending step's first micro-batch creates its table with its first
+    # rows (one commit instead of two); a table is created before its first
+    # MERGE, and any output a run left without a table gets an empty one.
+    if before is None and query.sink != Sink.APPEND:
+        _create_output(step, query, path, spark)
         before = delta_version(spark, path)
     checkpoint = io.checkpoint(step)
     txn = app_id(spark, checkpoint)
@@ -181,6 +183,8 @@ def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
     progress.query = streaming
     streaming.awaitTermination()
     progress.finish(streaming)
+    if before is None and not delta_exists(spark, path):  # no micro-batch wrote
+        _create_output(step, query, path, spark)
     schema = spark.read.format("delta").load(path).schema
     return StepReport(
         step.id, step.op, step.kind.value, path,
@@ -189,6 +193,14 @@ def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
         schema=[(f.name, f.dataType.simpleString()) for f in schema.fields],
         late_dropped=progress.late_dropped, state_rows=progress.state_rows,
     )
+
+
+def _create_output(step: Step, query: StepQuery, path: str, spark: SparkSession) -> None:
+    """The step's empty output table; its schema is that of the batch
+    transform of no rows, so readers downstream find the table before its
+    first row."""
+    empty = spark.createDataFrame([], query.stream.schema)
+    ensure_table(spark, path, query.batch(empty).schema, change_feed=step.kind == Kind.TABLE)
 
 
 def _append_any(rows: DataFrame, path: str, txn: str, batch_id: int) -> None:
