@@ -9,12 +9,24 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "cases"
 
+# A test's micro-batches hold a few rows, so Spark would spend most of a test
+# generating Java code for every query it plans, compiling it, and having the
+# JVM's JIT compile that in turn (the JIT alone took a third of the CPU of an
+# acceptance case). The tests evaluate expressions interpreted instead, which
+# Spark's own test suites run as a mode of equal standing: the rows are the
+# same. Everything else (the demo, the benchmarks, a user's session) keeps
+# Spark's defaults. See docs/DECISIONS.md.
+TEST_SPARK_CONF = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+
 
 @pytest.fixture(scope="session")
 def spark():
     from resources.spark import SparkResource
 
-    session = SparkResource().session()
+    session = SparkResource(conf=TEST_SPARK_CONF).session()
     yield session
 
 
