@@ -32,6 +32,24 @@ def test_second_run_joins_only_the_new_rows(spark, warehouse) -> None:
     assert len(output_rows(io, "result", "name", "item")) == 3
 
 
+def test_a_run_before_the_first_record_leaves_every_table_empty(spark, warehouse) -> None:
+    """An appending step creates its table with its first write; a run that
+    wrote nothing still leaves the step's table, empty, with the planned
+    columns, and later rows append to it."""
+    io = make_io(spark, warehouse, LENSES_LEFT)
+    run_pipeline(io.pipeline, io)
+    for step in io.pipeline.steps:
+        df = spark.read.format("delta").load(io.table_path(step))
+        assert df.count() == 0, step.id
+    result = spark.read.format("delta").load(io.table_path(io.pipeline.outputs["result"]))
+    assert result.columns == ["_key", "name", "item", "ROWTIME"]
+
+    append(io, "customers", [{"id": 1, "name": "John"}])
+    append(io, "orders", [{"id": 1, "customer_id": 1, "item": "Computer"}])
+    run_pipeline(io.pipeline, io)
+    assert output_rows(io, "result", "name", "item") == [("John", "Computer")]
+
+
 def test_replayed_micro_batch_writes_nothing_twice(spark, warehouse) -> None:
     """Forget that the last micro-batch committed (as a crash between the
     write and the checkpoint commit would): Spark replays it with the same
