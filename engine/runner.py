@@ -25,7 +25,6 @@ from engine.io import (
     StepIO,
     app_id,
     append,
-    delta_exists,
     delta_version,
     ensure_table,
     merge_by_key,
@@ -183,12 +182,14 @@ def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
     progress.query = streaming
     streaming.awaitTermination()
     progress.finish(streaming)
-    if before is None and not delta_exists(spark, path):  # no micro-batch wrote
+    after = delta_version(spark, path)
+    if after is None:  # no micro-batch wrote, and the table is not there yet
         _create_output(step, query, path, spark)
+        after = delta_version(spark, path)
     schema = spark.read.format("delta").load(path).schema
     return StepReport(
         step.id, step.op, step.kind.value, path,
-        rows_written_since(spark, path, before), delta_version(spark, path),
+        rows_written_since(spark, path, before), after,
         time.monotonic() - start,
         schema=[(f.name, f.dataType.simpleString()) for f in schema.fields],
         late_dropped=progress.late_dropped, state_rows=progress.state_rows,
