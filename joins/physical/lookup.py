@@ -110,10 +110,8 @@ class StreamTableLookup(PhysicalJoin):
         if self.step.late_match_retention_ms is not None:
             return self._with_late_match(io, stream, join)
 
-        def batch(records: DataFrame) -> DataFrame:
-            return self.output(join(records, io.read_table(table_id), self.how))
-
-        return StepQuery(stream=stream, batch=batch)
+        joined = self.output(join(stream, io.read_table(table_id), self.how))
+        return StepQuery(stream=joined, batch=lambda rows: rows)
 
     def _with_late_match(self, io: StepIO, stream: DataFrame,
                          join: Callable[[DataFrame, DataFrame, str], DataFrame]) -> StepQuery:
