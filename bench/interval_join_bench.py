@@ -60,11 +60,12 @@ def generate(spark: SparkSession, warehouse: WarehouseResource, rows: int) -> No
 
 
 def splice_run(spark: SparkSession, warehouse: WarehouseResource,
-               tag: str) -> tuple[float, float, int]:
+               tag: str, cold: bool) -> tuple[float, float, int]:
     """The compiled pipeline on the generated tables, as pipeline
     ``bench_<tag>``: (join seconds, source step seconds, output rows)."""
     io = pipeline_io(spark, warehouse, SQL.format(tag=tag), f"bench_{tag}")
-    joins, sources = timed_steps(io, lambda step: not isinstance(step, SourceStep))
+    joins, sources = timed_steps(io, lambda step: not isinstance(step, SourceStep),
+                                   cold)
     output = io.pipeline.outputs[f"paid_orders_{tag}"]
     return joins, sources, spark.read.format("delta").load(io.table_path(output)).count()
 
