@@ -137,10 +137,12 @@ def ensure_table(spark: SparkSession, path: str, schema: StructType,
                .addColumns(_nullable(schema)))
     if change_feed:
         # Tables are maintained by MERGE: the change feed lets the next step
-        # read their changes; deletion vectors let MERGE and DELETE mark rows
-        # instead of rewriting whole files.
-        builder = (builder.property("delta.enableChangeDataFeed", "true")
-                   .property("delta.enableDeletionVectors", "true"))
+        # read their changes. Deletion vectors stay off: with them every
+        # query planned over the table ran one more Spark job (Delta's data
+        # skipping), and a stream-table join plans its table read in every
+        # micro-batch; tables without them are also readable by Delta readers
+        # that predate table features (docs/DECISIONS.md, "Tables").
+        builder = builder.property("delta.enableChangeDataFeed", "true")
     builder.execute()
 
 
