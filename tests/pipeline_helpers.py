@@ -1,7 +1,9 @@
-"""Small helpers the Spark tests share: compile SQL, append rows, read tables."""
+"""Small helpers the Spark tests share: compile SQL, append rows, read tables,
+forget a checkpoint's last commit."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from engine.io import StepIO
@@ -34,3 +36,17 @@ def output_rows(io: StepIO, name: str, *columns: str) -> list[tuple]:
     step = io.pipeline.outputs[name]
     df = io.spark.read.format("delta").load(io.table_path(step))
     return sorted((tuple(r[c] for c in columns) for r in df.collect()), key=repr)
+
+
+def forget_last_batch(checkpoint: str) -> str:
+    """Forget that a step's last micro-batch committed, as a crash between
+    the write and the checkpoint's commit would; the step's input markers go
+    too, or the runner would skip the step (its inputs did not change).
+    Returns the path of the forgotten commit, which a replay writes again."""
+    commits = os.path.join(checkpoint, "commits")
+    last = max((n for n in os.listdir(commits) if n.isdigit()), key=int)
+    for name in (last, f".{last}.crc"):
+        if os.path.exists(os.path.join(commits, name)):
+            os.remove(os.path.join(commits, name))
+    os.remove(os.path.join(checkpoint, "splice_inputs.json"))
+    return os.path.join(commits, last)

@@ -8,7 +8,7 @@ import pytest
 
 from engine.io import delta_version
 from engine.runner import run_pipeline
-from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
+from tests.pipeline_helpers import LENSES_LEFT, append, forget_last_batch, make_io, output_rows
 
 pytestmark = pytest.mark.spark
 
@@ -62,17 +62,7 @@ def test_replayed_micro_batch_writes_nothing_twice(spark, warehouse) -> None:
     run_pipeline(io.pipeline, io)
     steps = [io.pipeline.step(step_id) for step_id in ("result", "customersTable")]
     versions = [delta_version(spark, io.table_path(s)) for s in steps]
-    replayed = []
-    for step in steps:
-        checkpoint = io.checkpoint(step)
-        commits = os.path.join(checkpoint, "commits")
-        last = max((n for n in os.listdir(commits) if n.isdigit()), key=int)
-        for name in (last, f".{last}.crc"):
-            if os.path.exists(os.path.join(commits, name)):
-                os.remove(os.path.join(commits, name))
-        # The input markers go too, or the runner would skip the step.
-        os.remove(os.path.join(checkpoint, "splice_inputs.json"))
-        replayed.append(os.path.join(commits, last))
+    replayed = [forget_last_batch(io.checkpoint(s)) for s in steps]
     run_pipeline(io.pipeline, io)
     assert all(os.path.exists(commit) for commit in replayed), "the batches ran again"
     assert [delta_version(spark, io.table_path(s)) for s in steps] == versions

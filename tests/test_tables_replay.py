@@ -10,7 +10,7 @@ import pytest
 
 from engine.io import delta_version
 from engine.runner import run_pipeline
-from tests.pipeline_helpers import append, make_io, output_rows
+from tests.pipeline_helpers import append, forget_last_batch, make_io, output_rows
 
 pytestmark = pytest.mark.spark
 
@@ -21,19 +21,6 @@ CREATE TABLE nearest AS SELECT l.id AS id, r.rv AS rv FROM l ASOF JOIN r
   ON l.k = r.k AND r.t <= l.t;
 CREATE TABLE totals AS SELECT k, COUNT(*) AS n, SUM(lv) AS s FROM l GROUP BY k;
 """
-
-
-def _forget_last_batch(checkpoint: str) -> str:
-    """As a crash between the write and the checkpoint's commit would; the
-    step's input markers go too, or the runner would skip the step (its
-    inputs did not change)."""
-    commits = os.path.join(checkpoint, "commits")
-    last = max((n for n in os.listdir(commits) if n.isdigit()), key=int)
-    for name in (last, f".{last}.crc"):
-        if os.path.exists(os.path.join(commits, name)):
-            os.remove(os.path.join(commits, name))
-    os.remove(os.path.join(checkpoint, "splice_inputs.json"))
-    return os.path.join(commits, last)
 
 
 def test_replayed_batches_write_nothing_twice(spark, warehouse) -> None:
@@ -52,7 +39,7 @@ def test_replayed_batches_write_nothing_twice(spark, warehouse) -> None:
     log = os.path.join(io.checkpoint(steps[0]), "splice_asof_arrivals")
     tables = [io.table_path(s) for s in steps] + [log]
     versions = [delta_version(spark, path) for path in tables]
-    replayed = [_forget_last_batch(io.checkpoint(s)) for s in steps]
+    replayed = [forget_last_batch(io.checkpoint(s)) for s in steps]
     run_pipeline(io.pipeline, io)
 
     assert all(os.path.exists(commit) for commit in replayed), "the batches ran again"
