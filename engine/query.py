@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
 from pyspark.sql import DataFrame, SparkSession
@@ -46,4 +46,3 @@ class StepQuery:
     # Spark's output mode: "update" for a stateful aggregation, whose
     # micro-batches then hold the groups it changed.
     output_mode: str = "append"
-    counters: dict[str, int] = field(default_factory=dict)
