@@ -25,19 +25,25 @@ class BatchTarget:
     batch_id: int
 
 
+def unchanged(rows: DataFrame) -> DataFrame:
+    """The batch transform of a step whose streaming query already yields
+    the rows to store."""
+    return rows
+
+
 @dataclass
 class StepQuery:
     """One step's Structured Streaming query.
 
     ``stream`` is the streaming DataFrame the query reads (it may itself hold
     stateful operators, such as a stream-stream join). ``batch`` turns each
-    micro-batch into the rows to store; it runs on static DataFrames, so it may
-    read other tables afresh. ``tombstone`` (MERGE sinks) is the condition that
+    micro-batch into the rows to store (by default :func:`unchanged`); it runs
+    on static DataFrames, so it may read other tables afresh. ``tombstone`` (MERGE sinks) is the condition that
     marks a row as a deletion of its key.
     """
 
     stream: DataFrame
-    batch: Callable[[DataFrame], DataFrame]
+    batch: Callable[[DataFrame], DataFrame] = unchanged
     sink: Sink = Sink.APPEND
     tombstone: str | None = None
     # For Sink.CUSTOM: writes the raw micro-batch itself (``batch`` then only

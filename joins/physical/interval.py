@@ -151,7 +151,7 @@ class IntervalJoin(PhysicalJoin):
         left, right = self._side(io, "l"), self._side(io, "r")
         joined = left.join(right, self.condition(), SPARK_HOW[self.step.join_type])
         rows = self.output(self._restored(joined, left, right))
-        return StepQuery(stream=rows, batch=lambda batch: batch)
+        return StepQuery(stream=rows)
 
     # -- EXPLAIN --------------------------------------------------------------
     def explain(self) -> ExplainNode:

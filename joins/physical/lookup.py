@@ -111,7 +111,7 @@ class StreamTableLookup(PhysicalJoin):
             return self._with_late_match(io, stream, join)
 
         joined = self.output(join(stream, io.read_table(table_id), self.how))
-        return StepQuery(stream=joined, batch=lambda rows: rows)
+        return StepQuery(stream=joined)
 
     def _with_late_match(self, io: StepIO, stream: DataFrame,
                          join: Callable[[DataFrame, DataFrame, str], DataFrame]) -> StepQuery:
