@@ -38,8 +38,8 @@ class StepQuery:
     ``stream`` is the streaming DataFrame the query reads (it may itself hold
     stateful operators, such as a stream-stream join). ``batch`` turns each
     micro-batch into the rows to store (by default :func:`unchanged`); it runs
-    on static DataFrames, so it may read other tables afresh. ``tombstone`` (MERGE sinks) is the condition that
-    marks a row as a deletion of its key.
+    on static DataFrames, so it may read other tables afresh. ``tombstone``
+    (MERGE sinks) is the condition that marks a row as a deletion of its key.
     """
 
     stream: DataFrame
