@@ -180,8 +180,10 @@ def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
                  .queryName(f"{io.pipeline.name}:{step.id}")
                  .start())
     progress.query = streaming
-    streaming.awaitTermination()
-    progress.finish(streaming)
+    try:
+        streaming.awaitTermination()
+    finally:
+        progress.finish(streaming)
     after = delta_version(spark, path)
     if after is None:  # no micro-batch wrote, and the table is not there yet
         _create_output(step, query, path, spark)
