@@ -4,6 +4,7 @@ else (HDFS, object stores) through Hadoop's FileSystem API in Spark's JVM."""
 from __future__ import annotations
 
 import os
+import shutil
 from typing import Any
 
 
@@ -65,3 +66,14 @@ def exists(spark: Any, path: str) -> bool:
         return os.path.exists(local)
     fs, hpath = _hadoop(spark, path)
     return bool(fs.exists(hpath))
+
+
+def remove_tree(spark: Any, path: str) -> None:
+    """Delete a folder and everything under it (nothing if it is not there)."""
+    local = _local(path)
+    if local is not None:
+        shutil.rmtree(local, ignore_errors=True)
+        return
+    fs, hpath = _hadoop(spark, path)
+    if fs.exists(hpath):
+        fs.delete(hpath, True)

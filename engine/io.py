@@ -16,7 +16,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
-from engine import fs
+from engine import faults, fs
 from resources.warehouse import WarehouseResource
 from sql.plan import Kind, Pipeline, SourceStep, Step
 
@@ -168,6 +168,31 @@ def app_id(spark: SparkSession, checkpoint: str) -> str:
     return value
 
 
+def committed_batch(spark: SparkSession, path: str, txn_app: str) -> int | None:
+    """The last micro-batch id that ``txn_app`` committed to the Delta table
+    at ``path`` (None if it committed none), from the ``txn`` actions of the
+    table's log, newest commit first: the commit a replay would find is
+    one of the last few.
+
+    A commit file may be gone after Delta's log clean-up; the table's
+    checkpoint then holds the application's last ``txn`` action."""
+    log = _log(path)
+    names = fs.list_names(spark, log)
+    versions = sorted((int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()),
+                      reverse=True)
+    for version in versions:
+        for line in fs.read_text(spark, f"{log}/{version:020d}.json").splitlines():
+            txn = json.loads(line).get("txn") if line.strip() else None
+            if txn and txn.get("appId") == txn_app:
+                return int(txn["version"])
+    checkpoints = [n for n in names if n.endswith(".checkpoint.parquet")]
+    if not checkpoints:
+        return None
+    rows = (spark.read.parquet(*[f"{log}/{n}" for n in checkpoints])
+            .where(f"txn.appId = '{txn_app}'").select("txn.version").collect())
+    return max((int(r[0]) for r in rows), default=None)
+
+
 def append(df: DataFrame, path: str, txn_app: str, batch_id: int) -> None:
     (df.write.format("delta").mode("append")
        .option("txnAppId", txn_app).option("txnVersion", batch_id).save(path))
@@ -191,14 +216,19 @@ class IdempotentDml:
 
 
 def merge_by_key(spark: SparkSession, path: str, rows: DataFrame, delete: str,
-                 columns: list[str], txn_app: str, batch_id: int) -> None:
+                 columns: list[str], txn_app: str, batch_id: int, step_id: str = "") -> None:
     """Upsert ``rows`` into the Delta table at ``path`` by ``_key``; a row for
     which the SQL condition ``delete`` holds deletes its key instead. One
     MERGE, marked with Delta's idempotent-DML ids, so a replayed micro-batch
-    changes nothing."""
+    changes nothing. ``step_id`` names the step for the kill point inside
+    the MERGE (engine/faults.py)."""
     from delta.tables import DeltaTable
 
     values = {c: f"s.`{c}`" for c in columns}
+    killer = faults.merge_killer(step_id)
+    if killer is not None:
+        spark.conf.set("spark.databricks.delta.merge.materializeSource", "none")
+        rows = rows.where(killer)
     with IdempotentDml(spark, txn_app, batch_id):
         (DeltaTable.forPath(spark, path).alias("t")
          .merge(rows.alias("s"), "t._key <=> s._key")

@@ -23,6 +23,7 @@ class BatchTarget:
     path: str
     txn_app: str
     batch_id: int
+    step_id: str = ""
 
 
 def unchanged(rows: DataFrame) -> DataFrame:

@@ -20,11 +20,13 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from engine import fs
+from engine import definitions, fs
+from engine.faults import KillPoint, reached
 from engine.io import (
     StepIO,
     app_id,
     append,
+    committed_batch,
     delta_version,
     ensure_table,
     merge_by_key,
@@ -110,17 +112,25 @@ def _unchanged(step: Step, io: StepIO, markers: dict[str, str]) -> bool:
     return json.loads(fs.read_text(io.spark, path)) == markers
 
 
-def run_step(step: Step, io: StepIO) -> StepReport:
+def run_step(step: Step, io: StepIO, checked: bool = False) -> StepReport:
     """Run one step once; a step none of whose streamed inputs changed since
-    its last run has nothing to do, and is not started."""
+    its last run has nothing to do, and is not started.
+
+    A step whose SQL (or that of a step upstream) changed since its
+    checkpoint was built is refused (:class:`definitions.DefinitionChanged`),
+    unless ``checked`` says the caller checked the whole pipeline already."""
     start = time.monotonic()
+    if not checked:
+        definitions.check(io.pipeline, io, [step.id])
     markers = input_markers(step, io)
     if _unchanged(step, io, markers):
         path = io.table_path(step)
         return StepReport(step.id, step.op, step.kind.value, path, 0,
                           delta_version(io.spark, path), time.monotonic() - start,
                           skipped=True)
+    definitions.record(io, step)
     report = _run(step, io, start)
+    reached(KillPoint.CHECKPOINT_COMMITTED, step.id)
     fs.write_text(io.spark, _markers_file(step, io), json.dumps(markers))
     return report
 
@@ -165,14 +175,17 @@ def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
         progress.during_run()
         if query.sink == Sink.CUSTOM:
             assert query.writer is not None, f"{step.id}: a custom sink needs a writer"
-            query.writer(df, BatchTarget(spark, path, txn, batch_id))
+            query.writer(df, BatchTarget(spark, path, txn, batch_id, step.id))
         elif query.sink == Sink.APPEND:
             if is_no_data_batch(spark, checkpoint, batch_id):
                 _append_any(query.batch(df), path, txn, batch_id)
+            elif _replayed(spark, path, txn, batch_id):
+                _evaluate(query.batch(df))
             else:
                 append(query.batch(df), path, txn, batch_id)
         else:
-            _merge(spark, query.batch(df), path, query, txn, batch_id)
+            _merge(spark, query.batch(df), path, query, txn, batch_id, step.id)
+        reached(KillPoint.OUTPUT_COMMITTED, step.id)
 
     streaming = (query.stream.writeStream.outputMode(query.output_mode).foreachBatch(write)
                  .trigger(availableNow=True)
@@ -219,10 +232,30 @@ def _append_any(rows: DataFrame, path: str, txn: str, batch_id: int) -> None:
         rows.unpersist()
 
 
+def _replayed(spark: SparkSession, path: str, txn: str, batch_id: int) -> bool:
+    """Whether this micro-batch's rows are in the table already: the run
+    that wrote them died before the checkpoint's commit, and Spark runs the
+    batch again."""
+    last = committed_batch(spark, path, txn)
+    return last is not None and last >= batch_id
+
+
+def _evaluate(rows: DataFrame) -> None:
+    """Compute a replayed micro-batch without writing it.
+
+    Delta's idempotent write skips a batch it has seen without computing
+    it; but computing it is what runs a stateful operator (a stream-stream
+    join) for the batch, and Spark refuses to commit the batch when its
+    state stores were not committed (STATE_STORE_COMMIT_VALIDATION_FAILED):
+    the join would stall for good. The rows are the ones written before,
+    since the batch reads the same offsets, so they are thrown away."""
+    rows.write.format("noop").mode("overwrite").save()
+
+
 def _merge(spark: SparkSession, rows: DataFrame, path: str, query: StepQuery, txn: str,
-           batch_id: int) -> None:
+           batch_id: int, step_id: str) -> None:
     flagged = rows.withColumn("__tombstone", F.expr(query.tombstone or "false"))
-    merge_by_key(spark, path, flagged, "__tombstone", rows.columns, txn, batch_id)
+    merge_by_key(spark, path, flagged, "__tombstone", rows.columns, txn, batch_id, step_id)
 
 
 def run_pipeline(pipeline: Pipeline, io: StepIO,
@@ -233,12 +266,14 @@ def run_pipeline(pipeline: Pipeline, io: StepIO,
 
     Steps whose inputs are done run side by side, up to ``parallel`` at once
     (a step of a few rows mostly waits on Spark's scheduling and Delta's log,
-    not on the cores). Each runs in its own Spark session: they share the
+    not on the cores); ``parallel=1`` runs them one by one in the pipeline's
+    order. Each runs in its own Spark session: they share the
     SparkContext, but Delta's idempotent-DML marks are session settings, and
     two steps must not see each other's. On a failure no further step starts;
     the ones running finish, and the first failure is raised.
     """
     runnable = [s for s in pipeline.steps if s.id not in pipeline.explain]
+    definitions.check(pipeline, io, [s.id for s in runnable])
     index = {s.id: i for i, s in enumerate(runnable)}
     reports: dict[str, StepReport] = {}
     lock = threading.Lock()
@@ -247,12 +282,14 @@ def run_pipeline(pipeline: Pipeline, io: StepIO,
         if on_step:
             with lock:
                 on_step(index[step.id], step, None)
-        report = run_step(step, replace(io, spark=io.spark.newSession()))
+        report = run_step(step, replace(io, spark=io.spark.newSession()), checked=True)
         if on_step:
             with lock:
                 on_step(index[step.id], step, report)
         return report
 
+    if parallel <= 1:  # one by one, in the pipeline's order
+        return [run_one(step) for step in runnable]
     pending = list(runnable)
     running: dict[Future[StepReport], Step] = {}
     failure: BaseException | None = None

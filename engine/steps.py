@@ -135,7 +135,7 @@ def _aggregate(step: AggregateStep, io: StepIO) -> StepQuery:
             rows = batch(df)
             flagged = df.withColumn("__delete", ~F.coalesce(F.col(_HAVING), F.lit(False)))
             merge_by_key(target.spark, target.path, flagged, "__delete", rows.columns,
-                         target.txn_app, target.batch_id)
+                         target.txn_app, target.batch_id, target.step_id)
         finally:
             df.unpersist()
 

@@ -17,6 +17,7 @@ from dagster import (
     asset,
 )
 
+from engine.definitions import DefinitionChanged
 from engine.io import StepIO
 from engine.runner import StepFailed, run_step
 from resources.spark import SparkResource
@@ -50,7 +51,7 @@ def step_asset(pipeline: Pipeline, step: Step) -> AssetsDefinition:
         io = StepIO(spark=spark.session(), warehouse=warehouse, pipeline=pipeline)
         try:
             report = run_step(step, io)
-        except StepFailed as err:
+        except (StepFailed, DefinitionChanged) as err:
             raise Failure(description=str(err)) from None
         context.log.info(f"{step.id}: {report.rows_written} rows written in "
                          f"{report.seconds:.1f}s")

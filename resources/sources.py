@@ -17,6 +17,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
+from engine.faults import KillPoint, reached
 from engine.io import (
     KEY,
     ROWTIME,
@@ -138,6 +139,7 @@ def run_source(io: StepIO, step: SourceStep) -> SourceReport:
             bad = batch.where(~valid_condition(step))
             append(_dead_letters(step, bad, F.lit(f"missing event time '{step.timestamp_column}'"),
                                  batch_id), dead_path, txn, batch_id)
+            reached(KillPoint.OUTPUT_COMMITTED, step.id)
     else:
         path = stored_path(io, step)
         ensure_table(spark, path, declared_schema(step))
@@ -149,8 +151,10 @@ def run_source(io: StepIO, step: SourceStep) -> SourceReport:
         def check(batch: DataFrame, batch_id: int) -> None:
             good, bad = _parse_json(step, batch)
             append(good, path, txn, batch_id)
+            reached(KillPoint.SOURCE_INGESTED, step.id)
             append(_dead_letters(step, bad, F.col("__reason"), batch_id,
                                  record=F.col("value")), dead_path, txn, batch_id)
+            reached(KillPoint.OUTPUT_COMMITTED, step.id)
 
     query = (stream.writeStream.foreachBatch(check).trigger(availableNow=True)
              .option("checkpointLocation", checkpoint).queryName(f"source:{step.id}").start())

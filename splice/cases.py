@@ -120,6 +120,7 @@ def _check_error(case: Case, err: SqlErrors) -> list[str]:
 
 
 def _run_data(case: Case, pipeline: Pipeline, spark: Any, root: str) -> list[str]:
+    from engine.definitions import DefinitionChanged
     from engine.io import StepIO
     from engine.runner import StepFailed, run_pipeline
     from resources.warehouse import WarehouseResource
@@ -136,7 +137,7 @@ def _run_data(case: Case, pipeline: Pipeline, spark: Any, root: str) -> list[str
         run_pipeline(pipeline, io)
         if case.expect:
             problems += check_outputs(io, case.expect, "after the last run")
-    except StepFailed as err:
+    except (StepFailed, DefinitionChanged) as err:
         problems.append(str(err))
     except CaseDataError as err:
         problems.append(str(err))

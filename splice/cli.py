@@ -24,6 +24,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("path")
     p.add_argument("--warehouse", default="warehouse", help="the warehouse folder or URI")
     p.add_argument("--master", default="local[2]", help="Spark master URL")
+    p.add_argument("--rebuild", action="append", default=[], metavar="STEP|all",
+                   help="drop the checkpoint and table of STEP (or of every step: 'all') "
+                        "and of the steps downstream, then recompute them from their sources "
+                        "(needed after a step's SQL changed); may be repeated")
+    p.add_argument("--parallel", type=int, default=4, metavar="N",
+                   help="run up to N steps side by side (default 4; 1 runs them one by one, "
+                        "in the pipeline's order)")
 
     p = sub.add_parser("test", help="run case files against fresh warehouses")
     p.add_argument("cases", nargs="+", help="case .yaml files or folders of them")
@@ -71,20 +78,29 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from engine.definitions import DefinitionChanged
     from engine.runner import StepFailed
     from splice.compile import compile_path
 
     pipeline = compile_path(args.path)
+    rebuild = [t.strip() for arg in args.rebuild for t in arg.split(",") if t.strip()]
     try:
-        run_and_report(pipeline, args.warehouse, args.master)
-    except StepFailed as err:
+        run_and_report(pipeline, args.warehouse, args.master, rebuild=rebuild,
+                       parallel=args.parallel)
+    except (StepFailed, DefinitionChanged) as err:
         print(f"\nsplice: {err}", file=sys.stderr)
         return 1
+    except KeyError as err:  # --rebuild named no step of the pipeline
+        print(f"splice: {err.args[0]}", file=sys.stderr)
+        return 2
     return 0
 
 
-def run_and_report(pipeline, warehouse: str, master: str = "local[2]"):
-    """Run a compiled pipeline with a progress display and a summary."""
+def run_and_report(pipeline, warehouse: str, master: str = "local[2]",
+                   rebuild: list[str] | None = None, parallel: int = 4):
+    """Run a compiled pipeline with a progress display and a summary; first
+    drop the steps ``rebuild`` names (and those downstream) when asked."""
+    from engine.definitions import rebuild as drop_steps
     from engine.io import StepIO
     from engine.runner import StepReport, run_pipeline
     from resources.spark import SparkResource
@@ -94,6 +110,10 @@ def run_and_report(pipeline, warehouse: str, master: str = "local[2]"):
     print(f"starting Spark ({master}) ...", flush=True)
     spark = SparkResource(master=master).session()
     io = StepIO(spark=spark, warehouse=WarehouseResource(root=warehouse), pipeline=pipeline)
+    if rebuild:
+        dropped = drop_steps(pipeline, io, rebuild)
+        print(f"rebuilding {len(dropped)} step(s) from their sources: {', '.join(dropped)}",
+              flush=True)
     total = len(pipeline.steps)
     started: dict[str, float] = {}
 
@@ -107,7 +127,7 @@ def run_and_report(pipeline, warehouse: str, master: str = "local[2]"):
             print(f"{label}: {report.rows_written} rows written{extra} "
                   f"({report.seconds:.1f}s)", flush=True)
 
-    reports = run_pipeline(pipeline, io, progress)
+    reports = run_pipeline(pipeline, io, progress, parallel=parallel)
     print("\nsummary")
     print(f"  {'step':<32} {'kind':<7} {'rows':>6} {'dead':>5} {'late':>5} {'version':>7}  path")
     for r in reports:

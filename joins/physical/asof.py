@@ -211,4 +211,4 @@ class AsofJoin(PhysicalJoin):
                   .unionByName(gone.withColumn("__delete", F.lit(True)),
                                allowMissingColumns=True))
         merge_by_key(target.spark, target.path, source, "__delete", recomputed.columns,
-                     target.txn_app, target.batch_id)
+                     target.txn_app, target.batch_id, target.step_id)

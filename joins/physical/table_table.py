@@ -190,4 +190,4 @@ class IncrementalTableJoin(PhysicalJoin):
                                    allowMissingColumns=True))
         source.count()
         merge_by_key(target.spark, target.path, source, "__delete", recomputed.columns,
-                     target.txn_app, target.batch_id)
+                     target.txn_app, target.batch_id, target.step_id)

@@ -1,0 +1,119 @@
+"""Named kill points: where a crash-safety test kills a run, on purpose.
+
+A step's run passes named commit points (:class:`KillPoint`). Nothing
+happens there unless the environment variable ``SPLICE_KILL_AT`` names the
+point and the step, as ``point@step`` (``point@*`` for the first step that
+reaches it). Then the run dies at once, the way ``kill -9`` would end it:
+every process the run started (Spark's JVM, its Python workers) and the run
+itself get SIGKILL, with no clean-up, no ``finally`` and no shutdown hook.
+
+Only tests and ``bench/kill_loop.py`` set the variable; a run without it
+pays one dictionary look-up per point.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from enum import StrEnum
+
+ENV = "SPLICE_KILL_AT"
+
+
+class KillPoint(StrEnum):
+    # A file source's ingest commit is made, its dead-letter append is not.
+    SOURCE_INGESTED = "source-ingested"
+    # A step's output commit (append, MERGE or a custom writer's last
+    # commit) is made; the streaming checkpoint's commit for that
+    # micro-batch is not.
+    OUTPUT_COMMITTED = "output-committed"
+    # A MERGE into a step's table is writing its new data files; its Delta
+    # commit is not made.
+    INSIDE_MERGE = "inside-merge"
+    # The step's streaming query finished (its checkpoint commits are
+    # made); the run's own bookkeeping (input markers, definition hash) is
+    # not written.
+    CHECKPOINT_COMMITTED = "checkpoint-committed"
+
+
+def armed(point: KillPoint, step_id: str) -> bool:
+    """Whether ``SPLICE_KILL_AT`` asks to die at ``point`` of ``step_id``."""
+    spec = os.environ.get(ENV)
+    if not spec:
+        return False
+    wanted, _, step = spec.partition("@")
+    return wanted == point.value and step in ("*", step_id)
+
+
+def reached(point: KillPoint, step_id: str) -> None:
+    """A run of ``step_id`` is at ``point``: die here if the test asked so."""
+    if armed(point, step_id):
+        kill_tree(os.getpid())
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux' /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # The command name (field 2) is in parentheses and may hold spaces.
+        fields = stat[stat.rfind(")") + 2:].split()
+        if int(fields[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def kill_tree(root: int) -> None:
+    """SIGKILL ``root`` and every process below it, the deepest first, so that
+    none of them runs another instruction of the run (a JVM left alive
+    would go on with the streaming query). Does not return when the caller
+    is in the tree."""
+    order: list[int] = []
+    pending = [root]
+    while pending:
+        pid = pending.pop()
+        order.append(pid)
+        pending.extend(_children(pid))
+    me = os.getpid()
+    for pid in reversed(order):
+        if pid != me:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    if me in order:
+        os.kill(me, signal.SIGKILL)
+
+
+def merge_killer(step_id: str):
+    """A Column to filter a MERGE's source rows with, when the run must die
+    inside that MERGE; None otherwise.
+
+    The filter is a Python UDF that kills the run (from Spark's Python
+    worker, the driver's process tree) when it is evaluated by a task of
+    the MERGE's write phase: Delta names that phase's jobs 'Writing
+    modified data'. Its data files are then being written and its commit
+    is not made. For the UDF to be evaluated in that phase, the caller
+    turns Delta's materialization of the MERGE's source off in the armed
+    run (``spark.databricks.delta.merge.materializeSource=none``)."""
+    if not armed(KillPoint.INSIDE_MERGE, step_id):
+        return None
+    from pyspark import TaskContext
+    from pyspark.sql import functions as F
+
+    driver = os.getpid()
+
+    @F.udf("boolean")
+    def kill_in_write_phase(_: object) -> bool:
+        context = TaskContext.get()
+        description = (context.getLocalProperty("spark.job.description") or "") if context else ""
+        if "Writing" in description:
+            kill_tree(driver)
+        return True
+
+    return kill_in_write_phase(F.lit(1))
