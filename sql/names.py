@@ -43,9 +43,11 @@ def _control(ch: str) -> bool:
     return unicodedata.category(ch) == "Cc"
 
 
-def segment_problem(name: str, limit: int = MAX_NAME_BYTES) -> tuple[str, str] | None:
+def segment_problem(name: str, limit: int = MAX_NAME_BYTES,
+                    reserved: bool = True) -> tuple[str, str] | None:
     """Why ``name`` cannot be one folder of the warehouse, and how to fix
-    it; None when it can."""
+    it; None when it can. ``reserved=False`` allows names starting with
+    ``_splice`` (a pipeline's folder is inside ``_splice`` already)."""
     if not name:
         return "is empty", "give it a name"
     if set(name) == {"."}:
@@ -62,7 +64,7 @@ def segment_problem(name: str, limit: int = MAX_NAME_BYTES) -> tuple[str, str] |
         return (f"holds '{bad}', which file systems or Hadoop refuse in a folder name",
                 "use letters, digits, '_', '-' or '.' instead of "
                 + " ".join(sorted(FORBIDDEN - {"/", "\\"})))
-    if name.lower().startswith(INTERNAL):
+    if reserved and name.lower().startswith(INTERNAL):
         return (f"starts with '{INTERNAL}', the name of Splice's internal folder",
                 f"rename it: names starting with {INTERNAL} are reserved")
     size = len(name.encode("utf-8"))
