@@ -21,6 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from engine import definitions, fs
+from engine.claims import claim
 from engine.faults import KillPoint, reached
 from engine.io import (
     StepIO,
@@ -272,6 +273,7 @@ def run_pipeline(pipeline: Pipeline, io: StepIO,
     two steps must not see each other's. On a failure no further step starts;
     the ones running finish, and the first failure is raised.
     """
+    claim(pipeline, io)  # refuses a name or output another pipeline owns (ClaimRefused)
     runnable = [s for s in pipeline.steps if s.id not in pipeline.explain]
     definitions.check(pipeline, io, [s.id for s in runnable])
     index = {s.id: i for i, s in enumerate(runnable)}

@@ -50,6 +50,12 @@ def compile_all(folder: Path) -> list[Pipeline]:
 
 def build_definitions(pipelines: list[Pipeline], warehouse: WarehouseResource,
                       spark: SparkResource) -> Definitions:
+    names: dict[str, Pipeline] = {}
+    for p in pipelines:
+        if p.name in names:
+            raise PipelineLoadError(f"{names[p.name].origin} and {p.origin} both compile to "
+                                    f"pipeline '{p.name}'; rename one of the two")
+        names[p.name] = p
     outputs: dict[str, str] = {}
     for p in pipelines:
         for name in p.outputs:

@@ -6,7 +6,11 @@ Layout under ``root`` (a folder, or any URI Spark can write):
 - ``<output>``: each output table, by the name the statement gave it;
 - ``_splice/<pipeline>/steps/<step>``: intermediate step tables;
 - ``_splice/<pipeline>/checkpoints/<step>``: each step's streaming checkpoint;
-- ``_splice/<pipeline>/dead_letter/<source>``: records a source could not read.
+- ``_splice/<pipeline>/dead_letter/<source>``: records a source could not read;
+- ``_splice/<pipeline>/owner.json``: which SQL folder or file owns the
+  pipeline name (engine/claims.py);
+- ``_splice/output-claims/<output>.json``: which pipeline writes each output
+  (``-`` is never in a pipeline name, so no pipeline folder can be this one).
 """
 
 from __future__ import annotations
@@ -44,3 +48,9 @@ class WarehouseResource(ConfigurableResource):
 
     def dead_letter_path(self, pipeline: str, source: str) -> str:
         return self._join("_splice", pipeline, "dead_letter", source)
+
+    def owner_path(self, pipeline: str) -> str:
+        return self._join("_splice", pipeline, "owner.json")
+
+    def output_claim_path(self, output: str) -> str:
+        return self._join("_splice", "output-claims", f"{output.lower()}.json")

@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from engine.claims import ClaimRefused
 from sql.errors import SqlErrors
 
 
@@ -47,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     except SqlErrors as err:
         for e in err.errors:
             print(e.render(), file=sys.stderr)
+        return 1
+    except ClaimRefused as err:
+        print(f"splice: {err}", file=sys.stderr)
         return 1
     except FileNotFoundError as err:
         print(f"splice: {err}", file=sys.stderr)

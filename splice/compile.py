@@ -11,7 +11,7 @@ from pathlib import Path
 
 from joins.planner import physical_join
 from sql.analyzer import Analyzer
-from sql.errors import SqlError, SqlErrors
+from sql.errors import SqlError, SqlErrors, position_in
 from sql.plan import JoinStep, Pipeline, Step
 from sql.script import parse_script
 
@@ -83,14 +83,41 @@ def _read(path: str | Path) -> tuple[list[tuple[str, str]], str]:
     files = PipelineFiles(path)
     if not files.files:
         raise FileNotFoundError(f"no .sql files in {files.path}")
-    return [(str(f), f.read_text()) for f in files.files], files.name
+    sources: list[tuple[str, str]] = []
+    errors: list[SqlError] = []
+    for f in files.files:
+        try:
+            sources.append((str(f), decode_sql(f.read_bytes(), str(f))))
+        except SqlError as err:
+            errors.append(err)
+    if errors:
+        raise SqlErrors(errors)
+    return sources, files.name
+
+
+def decode_sql(data: bytes, file: str) -> str:
+    """A SQL file's text: UTF-8, a leading byte order mark dropped (editors
+    on Windows write one). Any other encoding is a positioned error at the
+    first byte that is not UTF-8."""
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        before = data[:err.start].decode("utf-8")
+        raise SqlError(position_in(before, len(before), file),
+                       f"the file is not UTF-8 (byte 0x{data[err.start]:02x} here is not "
+                       "valid UTF-8)", "save it as UTF-8") from None
 
 
 def compile_path(path: str | Path) -> Pipeline:
     """A pipeline the engine can run, or every reason it cannot."""
-    return compile_sources(*_read(path))
+    return _with_origin(compile_sources(*_read(path)), path)
 
 
 def analyze_path(path: str | Path) -> Pipeline:
     """A pipeline's logical plan, runnable or not (for EXPLAIN)."""
-    return analyze_sources(*_read(path))
+    return _with_origin(analyze_sources(*_read(path)), path)
+
+
+def _with_origin(pipeline: Pipeline, path: str | Path) -> Pipeline:
+    return pipeline.model_copy(update={"origin": str(Path(path).resolve())})

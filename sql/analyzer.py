@@ -20,6 +20,7 @@ from sql.asof import asof_inequality, check_asof_join
 from sql.conditions import SplitCondition, and_all, conjuncts, split_on
 from sql.errors import Position, SqlError, SqlErrors
 from sql.intervals import interval_ms, parse_duration_ms
+from sql.names import check_location, check_name, check_step_id
 from sql.plan import (
     AggregateStep,
     ColumnSpec,
@@ -62,6 +63,10 @@ COMPATIBLE: dict[tuple[Kind, Kind], set[JoinType]] = {
     (Kind.STREAM, Kind.TABLE): {JoinType.INNER, JoinType.LEFT},
     (Kind.TABLE, Kind.STREAM): {JoinType.INNER, JoinType.RIGHT},
 }
+
+
+_NAME_OF = {nodes.CreateSource: "source name", nodes.WithStep: "step name",
+            nodes.InsertInto: "output name", nodes.CreateAs: "output name"}
 
 
 def result_kind(left: Kind, right: Kind) -> Kind:
@@ -147,6 +152,9 @@ class Analyzer:
         return self._stmt
 
     def _statement(self, node: exp.Expression) -> None:
+        if isinstance(node, (nodes.CreateSource, nodes.WithStep, nodes.InsertInto,
+                             nodes.CreateAs)):
+            check_name(_name(node.this), self.stmt.pos(node.this), _NAME_OF[type(node)])
         if isinstance(node, nodes.Explain):
             before = len(self.steps)
             self._statement(node.this)
@@ -200,6 +208,7 @@ class Analyzer:
         return [s.id for s in self.steps if s.id.lower() in self.names]
 
     def _add(self, step: Step, name: str | None = None) -> Step:
+        check_step_id(step.id, self.stmt.pos(None))
         self.steps.append(step)
         if name is not None:
             self.names[name.lower()] = step.id
@@ -231,6 +240,8 @@ class Analyzer:
         kind_word = node.args["kind"].upper()
         pos = self.stmt.pos(node)
         options = self._options(node)
+        if "location" in options:
+            check_location(options["location"], self._option_pos(node, "location"))
         columns = [
             ColumnSpec(name=c.name, type=spark_type(c.args["kind"]) if c.args.get("kind")
                        else "string", nullable=not _declared_not_null(c))
@@ -311,6 +322,10 @@ class Analyzer:
             value = prop.args.get("value")
             out[key] = value.name if isinstance(value, exp.Expression) else str(value)
         return out
+
+    def _option_pos(self, node: nodes.CreateSource, key: str) -> Position:
+        prop = [p for p in node.args.get("options") or [] if p.name.lower() == key][-1]
+        return self.stmt.pos(prop.args.get("value") or prop)
 
     def _watermark_ms(self, watermark: nodes.Watermark) -> int:
         expr = watermark.expression

@@ -268,6 +268,10 @@ class Pipeline(Model):
     name: str
     steps: tuple[Step, ...]
     explain: tuple[str, ...] = ()  # ids of steps named by EXPLAIN statements
+    # The absolute path of the SQL folder or file it was compiled from (None
+    # for text compiled directly): which pipeline owns a name in a warehouse
+    # (engine/claims.py).
+    origin: str | None = None
 
     def step(self, step_id: str) -> Step:
         for s in self.steps:

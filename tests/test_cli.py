@@ -86,3 +86,37 @@ def test_demo_refuses_to_wipe_a_folder_that_is_not_a_warehouse(tmp_path: Path, c
                  "--pipeline", str(ROOT / "pipelines" / "demo")]) == 2
     assert (tmp_path / "precious.txt").exists()
     assert "not a Splice warehouse" in capsys.readouterr().err
+
+
+def test_validate_rejects_a_file_that_is_not_utf8(tmp_path: Path, capsys) -> None:
+    """A Latin-1 file is one positioned error at its first bad byte, not a
+    UnicodeDecodeError traceback."""
+    bad = tmp_path / "latin.sql"
+    bad.write_bytes(b"CREATE STREAM a (id INT);\n-- caf\xe9\nINSERT INTO o SELECT * FROM a;\n")
+    assert main(["validate", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert out == (f"{bad}:2:7: the file is not UTF-8 (byte 0xe9 here is not valid UTF-8); "
+                   "save it as UTF-8\n")
+
+
+def test_validate_accepts_a_utf8_byte_order_mark(tmp_path: Path, capsys) -> None:
+    """Editors on Windows start UTF-8 files with a BOM; it is not SQL text,
+    and positions after it count from the first real character."""
+    with_bom = tmp_path / "bom.sql"
+    with_bom.write_bytes("\ufeffCREATE STREAM a (id INT);\nINSERT INTO o SELECT * FROM a;\n"
+                         .encode("utf-8"))
+    assert main(["validate", str(with_bom)]) == 0
+    assert capsys.readouterr().out == f"{with_bom}: ok, pipeline 'bom' with 2 steps\n"
+    broken = tmp_path / "broken.sql"
+    broken.write_bytes("\ufeffCREATE STREAM a (id INT);\nINSERT INTO o SELECT * FROM b;\n"
+                       .encode("utf-8"))
+    assert main(["validate", str(broken)]) == 1
+    assert capsys.readouterr().out.startswith(f"{broken}:2:29: unknown source or step 'b'")
+
+
+def test_validate_rejects_a_name_outside_the_warehouse(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "escape.sql"
+    bad.write_text('CREATE STREAM a (id INT);\nINSERT INTO "../../../tmp/x" SELECT * FROM a;\n')
+    assert main(["validate", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"{bad}:2:13: the output name '../../../tmp/x' holds a path separator")

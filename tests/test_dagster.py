@@ -7,7 +7,7 @@ from dagster import AssetKey, materialize
 
 from engine.io import delta_version
 from orchestration.assets import build_assets
-from orchestration.definitions import ROOT, build_definitions, compile_all
+from orchestration.definitions import ROOT, PipelineLoadError, build_definitions, compile_all
 from resources.spark import SparkResource
 from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
 
@@ -52,3 +52,16 @@ def test_materializing_the_assets_writes_the_tables(spark, warehouse) -> None:
     assert columns == ["_key", "name", "item", "ROWTIME"]
     table_meta = events["lenses/customersTable"].materialization.metadata
     assert table_meta["rows_written"].value == 2
+
+
+def test_definitions_refuse_two_folders_with_one_pipeline_name(tmp_path, warehouse) -> None:
+    """``my-demo`` and ``my_demo`` both compile to pipeline 'my_demo'; Dagster
+    would refuse the duplicate job names with a message naming neither folder."""
+    for n, folder in enumerate(("my-demo", "my_demo")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "p.sql").write_text(
+            f"CREATE STREAM s (id INT);\nINSERT INTO out{n} SELECT STREAM id FROM s;\n")
+    with pytest.raises(PipelineLoadError) as refused:
+        build_definitions(compile_all(tmp_path), warehouse, SparkResource())
+    assert str(refused.value) == (f"{tmp_path}/my-demo and {tmp_path}/my_demo both compile to "
+                                  "pipeline 'my_demo'; rename one of the two")
