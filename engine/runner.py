@@ -107,7 +107,10 @@ def _unchanged(step: Step, io: StepIO, markers: dict[str, str]) -> bool:
     path = _markers_file(step, io)
     if not fs.exists(io.spark, path):
         return False
-    return json.loads(fs.read_text(io.spark, path)) == markers
+    try:  # an unreadable marker (a crash mid-write before writes were atomic) is no marker
+        return json.loads(fs.read_text(io.spark, path)) == markers
+    except (OSError, ValueError):
+        return False
 
 
 def run_step(step: Step, io: StepIO) -> StepReport:

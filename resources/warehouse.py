@@ -6,7 +6,10 @@ Layout under ``root`` (a folder, or any URI Spark can write):
 - ``<output>``: each output table, by the name the statement gave it;
 - ``_splice/<pipeline>/steps/<step>``: intermediate step tables;
 - ``_splice/<pipeline>/checkpoints/<step>``: each step's streaming checkpoint;
-- ``_splice/<pipeline>/dead_letter/<source>``: records a source could not read.
+- ``_splice/<pipeline>/dead_letter/<source>``: records a source could not read;
+- ``_splice/<pipeline>/run.lock`` (or ``run.lease/`` on a URI): who runs the
+  pipeline now; ``_splice/<pipeline>/maintenance.json``: runs since the last
+  maintenance.
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ class WarehouseResource(ConfigurableResource):
 
     def output_path(self, name: str) -> str:
         return self._join(name)
+
+    def pipeline_path(self, pipeline: str) -> str:
+        return self._join("_splice", pipeline)
 
     def step_path(self, pipeline: str, step_id: str) -> str:
         return self._join("_splice", pipeline, "steps", step_id)
