@@ -71,6 +71,13 @@ def this_process(owner: str | None = None) -> Holder:
                   datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), command)
 
 
+def dagster_lock_wait() -> float:
+    """How long a Dagster step waits for a run that holds its pipeline's lock:
+    ``SPLICE_DAGSTER_LOCK_WAIT`` seconds, an hour by default (a sensor's or a
+    schedule's run should queue behind a ``splice run``, not fail)."""
+    return float(os.environ.get("SPLICE_DAGSTER_LOCK_WAIT", "3600"))
+
+
 class LockBusy(Exception):
     """The pipeline is being run by someone else; the message names them."""
 

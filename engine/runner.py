@@ -30,6 +30,8 @@ from engine.io import (
     merge_by_key,
     rows_written_since,
 )
+from engine.lock import pipeline_lock
+from engine.maintenance import MaintenancePolicy, after_run
 from engine.progress import RunProgress, is_no_data_batch
 from engine.query import BatchTarget, Sink, StepQuery
 from engine.steps import build_query
@@ -230,7 +232,20 @@ def _merge(spark: SparkSession, rows: DataFrame, path: str, query: StepQuery, tx
 
 def run_pipeline(pipeline: Pipeline, io: StepIO,
                  on_step: Callable[[int, Step, StepReport | None], None] | None = None,
-                 parallel: int = 4) -> list[StepReport]:
+                 parallel: int = 4, wait: float | None = None,
+                 maintenance: MaintenancePolicy | None = None) -> list[StepReport]:
+    """:func:`run_steps` holding the pipeline's lock (engine/lock.py: waits
+    ``wait`` seconds for another run, None: as long as it takes), then the
+    maintenance the policy says is due (engine/maintenance.py)."""
+    with pipeline_lock(io.warehouse, pipeline.name, wait=wait):
+        reports = run_steps(pipeline, io, on_step, parallel)
+        after_run(io, maintenance or MaintenancePolicy.from_env())
+    return reports
+
+
+def run_steps(pipeline: Pipeline, io: StepIO,
+              on_step: Callable[[int, Step, StepReport | None], None] | None = None,
+              parallel: int = 4) -> list[StepReport]:
     """Every step once, each after the steps it reads; the reports in the
     pipeline's order.
 
