@@ -13,7 +13,8 @@ JSON sources, dead-letter tables; never a user's Delta source read in place):
 - the log: Delta deletes ``_delta_log`` entries older than the table's
   ``delta.logRetentionDuration`` (30 days unless set) each time it writes a
   checkpoint (every 10 commits), from the start of the day the retention
-  ends; ``log_retain_hours`` sets that property on each table.
+  ends; ``log_retain_hours`` sets that property on each table (never below
+  the VACUUM retention: Delta requires it).
 
 It runs under the pipeline's lock and after a complete run, so every reader
 has read every data commit before files go. The caller holds the lock.
@@ -25,6 +26,7 @@ import json
 import os
 from dataclasses import dataclass
 
+from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
@@ -35,6 +37,7 @@ from sql.plan import SourceStep
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 DELTA_MIN_RETAIN_HOURS = 168.0  # below it Delta's VACUUM refuses unless the check is off
 LOG_RETENTION = "delta.logRetentionDuration"
+FILE_RETENTION = "delta.deletedFileRetentionDuration"
 
 
 @dataclass(frozen=True)
@@ -100,26 +103,37 @@ def maintain(io: StepIO, policy: MaintenancePolicy) -> list[TableMaintenance]:
         try:
             table = DeltaTable.forPath(session, path)
             if policy.log_retain_hours is not None:
-                _set_log_retention(session, table, path, policy.log_retain_hours)
+                _set_log_retention(session, table, path, policy.log_retain_hours,
+                                   policy.retain_hours)
             metrics = table.optimize().executeCompaction().collect()[0]["metrics"]
             table.vacuum(policy.retain_hours)
-        except PySparkException as err:
-            first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        except (PySparkException, Py4JJavaError) as err:
+            text = str(err.java_exception) if isinstance(err, Py4JJavaError) else str(err)
+            first = (text.strip().splitlines() or [type(err).__name__])[0]
             raise MaintenanceFailed(f"maintenance of table {path} failed: {first[:500]}") from err
         reports.append(TableMaintenance(path, int(metrics["numFilesRemoved"]),
                                         int(metrics["numFilesAdded"])))
     return reports
 
 
-def _set_log_retention(session: SparkSession, table: object, path: str, hours: float) -> None:
-    """Set ``delta.logRetentionDuration`` unless the table has it already (a
-    metadata commit, without data change, only when the policy changed)."""
-    value = f"interval {round(hours * 3600)} seconds"
+def _set_log_retention(session: SparkSession, table: object, path: str, log_hours: float,
+                       vacuum_hours: float) -> None:
+    """Set ``delta.logRetentionDuration`` (and, as Delta requires the log's
+    to be at least as long, ``delta.deletedFileRetentionDuration`` to the
+    VACUUM retention) unless the table has them already: a metadata commit,
+    without data change, only when the policy changed."""
+    wanted = {LOG_RETENTION: _interval(max(log_hours, vacuum_hours)),
+              FILE_RETENTION: _interval(vacuum_hours)}
     properties = table.detail().collect()[0]["properties"] or {}  # type: ignore[attr-defined]
-    if properties.get(LOG_RETENTION) == value:
+    if all(properties.get(k) == v for k, v in wanted.items()):
         return
     quoted = path.replace("`", "``")
-    session.sql(f"ALTER TABLE delta.`{quoted}` SET TBLPROPERTIES ('{LOG_RETENTION}' = '{value}')")
+    settings = ", ".join(f"'{k}' = '{v}'" for k, v in wanted.items())
+    session.sql(f"ALTER TABLE delta.`{quoted}` SET TBLPROPERTIES ({settings})")
+
+
+def _interval(hours: float) -> str:
+    return f"interval {round(hours * 3600)} seconds"
 
 
 def _counter(io: StepIO) -> str:
