@@ -8,7 +8,7 @@ new WHERE on a GROUP BY leaves the groups it no longer touches stale). So
 each step keeps the definition it was built from next to its checkpoint; a
 step whose definition, or that of a step upstream of it, differs from the
 compiled one is refused, with the command that rebuilds it (dbt's
-``--full-refresh``): :func:`rebuild` drops the step's checkpoint and table
+``--full-refresh``): :func:`drop` drops the step's checkpoint and table
 and those of every step downstream, and the next run recomputes them from
 their sources.
 
@@ -144,24 +144,27 @@ def check(pipeline: Pipeline, io: StepIO, step_ids: Iterable[str]) -> None:
         raise DefinitionChanged(pipeline, changes, refused)
 
 
-def rebuild(pipeline: Pipeline, io: StepIO, targets: list[str]) -> list[str]:
-    """Drop the checkpoints and tables of ``targets`` (step ids, or
-    ``["all"]``) and of every step downstream of them; the next run
-    recomputes them from their sources. A Delta source read in place is the
-    user's data: only its checkpoint (and its dead letters) go. Returns the
-    ids of the steps dropped."""
+def rebuild_targets(pipeline: Pipeline, targets: list[str]) -> list[str]:
+    """The steps that rebuilding ``targets`` (step ids, or ``["all"]``)
+    drops: those and every step downstream of them, in the pipeline's
+    order. A KeyError names targets that are no step of the pipeline."""
     runnable = [s.id for s in pipeline.steps if s.id not in pipeline.explain]
     if [t.lower() for t in targets] == ["all"]:
-        chosen = runnable
-    else:
-        by_lower = {s.lower(): s for s in runnable}
-        unknown = [t for t in targets if t.lower() not in by_lower]
-        if unknown:
-            raise KeyError(f"--rebuild names no step of pipeline '{pipeline.name}': "
-                           f"{', '.join(unknown)} (its steps: {', '.join(runnable)})")
-        chosen = [by_lower[t.lower()] for t in targets]
-    dropped = downstream_closure(pipeline, chosen)
-    for step_id in dropped:
+        return runnable
+    by_lower = {s.lower(): s for s in runnable}
+    unknown = [t for t in targets if t.lower() not in by_lower]
+    if unknown:
+        raise KeyError(f"--rebuild names no step of pipeline '{pipeline.name}': "
+                       f"{', '.join(unknown)} (its steps: {', '.join(runnable)})")
+    return downstream_closure(pipeline, [by_lower[t.lower()] for t in targets])
+
+
+def drop(pipeline: Pipeline, io: StepIO, step_ids: list[str]) -> None:
+    """Drop the checkpoints and tables of ``step_ids``; the next run
+    recomputes them from their sources. A Delta source read in place is the
+    user's data: only its checkpoint (and its dead letters) go. The caller
+    holds the pipeline's lock and passes a closed set (rebuild_targets)."""
+    for step_id in step_ids:
         step = pipeline.step(step_id)
         fs.remove_tree(io.spark, io.checkpoint(step))
         if isinstance(step, SourceStep):
@@ -169,4 +172,3 @@ def rebuild(pipeline: Pipeline, io: StepIO, targets: list[str]) -> list[str]:
             if step.format == "delta":
                 continue
         fs.remove_tree(io.spark, io.table_path(step))
-    return dropped

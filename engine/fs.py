@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import uuid
 from typing import Any
 
 
@@ -48,16 +49,40 @@ def read_text(spark: Any, path: str) -> str:
 def write_text(spark: Any, path: str, text: str) -> None:
     local = _local(path)
     if local is not None:
-        os.makedirs(os.path.dirname(local), exist_ok=True)
-        with open(local, "w") as fh:
-            fh.write(text)
+        _replace_atomically(local, text)
         return
+    # An object store's create is all or nothing: the object appears on close.
     fs, hpath = _hadoop(spark, path)
     out = fs.create(hpath, True)
     try:
         out.write(bytearray(text.encode()))
     finally:
         out.close()
+
+
+def _replace_atomically(path: str, text: str) -> None:
+    """Write a temporary file beside ``path``, flush it to disk, then rename it
+    over ``path``: a crash at any point leaves the old content or the new,
+    never an empty or half-written file (a reader of the runner's markers
+    would otherwise fail on every later run)."""
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    temp = os.path.join(folder, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
+    try:
+        with open(temp, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.remove(temp)
+        raise
+    directory = os.open(folder, os.O_RDONLY)
+    try:  # the rename itself is durable once the folder is synced
+        os.fsync(directory)
+    finally:
+        os.close(directory)
 
 
 def exists(spark: Any, path: str) -> bool:

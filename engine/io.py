@@ -162,7 +162,9 @@ def app_id(spark: SparkSession, checkpoint: str) -> str:
     (app id, batch id), and batch ids start again at 0 with a new checkpoint."""
     marker = f"{checkpoint}/splice_app_id"
     if fs.exists(spark, marker):
-        return fs.read_text(spark, marker).strip()
+        value = fs.read_text(spark, marker).strip()
+        if value:  # an empty marker (a crash mid-write) names no id: make one
+            return value
     value = f"splice-{uuid.uuid4()}"
     fs.write_text(spark, marker, value)
     return value

@@ -33,6 +33,8 @@ from engine.io import (
     merge_by_key,
     rows_written_since,
 )
+from engine.lock import pipeline_lock
+from engine.maintenance import MaintenancePolicy, after_run
 from engine.progress import RunProgress, is_no_data_batch
 from engine.query import BatchTarget, Sink, StepQuery
 from engine.steps import build_query
@@ -110,7 +112,10 @@ def _unchanged(step: Step, io: StepIO, markers: dict[str, str]) -> bool:
     path = _markers_file(step, io)
     if not fs.exists(io.spark, path):
         return False
-    return json.loads(fs.read_text(io.spark, path)) == markers
+    try:  # an unreadable marker (a crash mid-write before writes were atomic) is no marker
+        return json.loads(fs.read_text(io.spark, path)) == markers
+    except (OSError, ValueError):
+        return False
 
 
 def run_step(step: Step, io: StepIO, checked: bool = False) -> StepReport:
@@ -261,7 +266,26 @@ def _merge(spark: SparkSession, rows: DataFrame, path: str, query: StepQuery, tx
 
 def run_pipeline(pipeline: Pipeline, io: StepIO,
                  on_step: Callable[[int, Step, StepReport | None], None] | None = None,
-                 parallel: int = 4) -> list[StepReport]:
+                 parallel: int = 4, wait: float | None = None,
+                 maintenance: MaintenancePolicy | None = None,
+                 rebuild: list[str] | None = None) -> list[StepReport]:
+    """:func:`run_steps` holding the pipeline's lock (engine/lock.py: waits
+    ``wait`` seconds for another run, None: as long as it takes), then the
+    maintenance the policy says is due (engine/maintenance.py). The steps
+    ``rebuild`` names (a closed set: definitions.rebuild_targets) are
+    dropped first, under the lock, to be recomputed from their sources."""
+    with pipeline_lock(io.warehouse, pipeline.name, wait=wait):
+        claim(pipeline, io)  # refuses a name or output another pipeline owns (ClaimRefused)
+        if rebuild:
+            definitions.drop(pipeline, io, rebuild)
+        reports = run_steps(pipeline, io, on_step, parallel)
+        after_run(io, maintenance or MaintenancePolicy.from_env())
+    return reports
+
+
+def run_steps(pipeline: Pipeline, io: StepIO,
+              on_step: Callable[[int, Step, StepReport | None], None] | None = None,
+              parallel: int = 4) -> list[StepReport]:
     """Every step once, each after the steps it reads; the reports in the
     pipeline's order.
 
@@ -273,7 +297,6 @@ def run_pipeline(pipeline: Pipeline, io: StepIO,
     two steps must not see each other's. On a failure no further step starts;
     the ones running finish, and the first failure is raised.
     """
-    claim(pipeline, io)  # refuses a name or output another pipeline owns (ClaimRefused)
     runnable = [s for s in pipeline.steps if s.id not in pipeline.explain]
     definitions.check(pipeline, io, [s.id for s in runnable])
     index = {s.id: i for i, s in enumerate(runnable)}

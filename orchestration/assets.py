@@ -19,6 +19,7 @@ from dagster import (
 
 from engine.definitions import DefinitionChanged
 from engine.io import StepIO
+from engine.lock import LockBusy, dagster_lock_wait, pipeline_lock
 from engine.runner import StepFailed, run_step
 from resources.spark import SparkResource
 from resources.warehouse import WarehouseResource
@@ -49,9 +50,11 @@ def step_asset(pipeline: Pipeline, step: Step) -> AssetsDefinition:
     def _step(context: AssetExecutionContext, spark: SparkResource,
               warehouse: WarehouseResource) -> MaterializeResult:
         io = StepIO(spark=spark.session(), warehouse=warehouse, pipeline=pipeline)
-        try:
-            report = run_step(step, io)
-        except (StepFailed, DefinitionChanged) as err:
+        try:  # the pipeline's lock: a `splice run` of it cannot run at the same time
+            with pipeline_lock(warehouse, pipeline.name, wait=dagster_lock_wait(),
+                               owner=f"dagster run {context.run_id}, step {step.id}"):
+                report = run_step(step, io)
+        except (StepFailed, DefinitionChanged, LockBusy) as err:
             raise Failure(description=str(err)) from None
         context.log.info(f"{step.id}: {report.rows_written} rows written in "
                          f"{report.seconds:.1f}s")

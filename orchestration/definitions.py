@@ -2,7 +2,7 @@
 
 Each pipeline (a folder of .sql files, or one .sql file) becomes a group of
 assets, one per step, a job that runs them all, a sensor that runs the job
-when a source has new data, and a schedule. ``SPLICE_PIPELINES`` and
+when a source has new data, a schedule, and a maintenance job. ``SPLICE_PIPELINES`` and
 ``SPLICE_WAREHOUSE`` point elsewhere; ``SPLICE_SPARK_MASTER`` picks the
 cluster.
 """
@@ -14,6 +14,7 @@ from dagster import Definitions, in_process_executor
 
 from orchestration.assets import build_assets
 from orchestration.jobs import pipeline_job
+from orchestration.maintenance import maintenance_job
 from orchestration.schedules import pipeline_schedule
 from orchestration.sensors import pipeline_sensor
 from resources.spark import SparkResource
@@ -67,7 +68,7 @@ def build_definitions(pipelines: list[Pipeline], warehouse: WarehouseResource,
     for p in pipelines:
         assets += build_assets(p)
         job = pipeline_job(p)
-        jobs.append(job)
+        jobs += [job, maintenance_job(p)]
         sensors.append(pipeline_sensor(p, job, warehouse))
         schedules.append(pipeline_schedule(job))
     # In process: one run starts one Spark session and every step shares it

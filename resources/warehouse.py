@@ -11,6 +11,9 @@ Layout under ``root`` (a folder, or any URI Spark can write):
   pipeline name (engine/claims.py);
 - ``_splice/output-claims/<output>.json``: which pipeline writes each output
   (``-`` is never in a pipeline name, so no pipeline folder can be this one).
+- ``_splice/<pipeline>/run.lock`` (or ``run.lease/`` on a URI): who runs the
+  pipeline now; ``_splice/<pipeline>/maintenance.json``: runs since the last
+  maintenance.
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ class WarehouseResource(ConfigurableResource):
 
     def output_path(self, name: str) -> str:
         return self._join(name)
+
+    def pipeline_path(self, pipeline: str) -> str:
+        return self._join("_splice", pipeline)
 
     def step_path(self, pipeline: str, step_id: str) -> str:
         return self._join("_splice", pipeline, "steps", step_id)

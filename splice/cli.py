@@ -32,6 +32,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--parallel", type=int, default=4, metavar="N",
                    help="run up to N steps side by side (default 4; 1 runs them one by one, "
                         "in the pipeline's order)")
+    p.add_argument("--wait", type=float, default=0, metavar="SECONDS",
+                   help="wait this long for a run of the same pipeline that holds its lock "
+                        "(default 0: exit at once, naming the holder)")
+
+    p = sub.add_parser("maintain", help="compact and vacuum the pipeline's own tables")
+    p.add_argument("path")
+    p.add_argument("--warehouse", default="warehouse", help="the warehouse folder or URI")
+    p.add_argument("--master", default="local[2]", help="Spark master URL")
+    p.add_argument("--retain-hours", type=float, default=None, metavar="H",
+                   help="VACUUM's retention (default SPLICE_RETAIN_HOURS, else 168)")
+    p.add_argument("--log-retain-hours", type=float, default=None, metavar="H",
+                   help="set the tables' delta.logRetentionDuration (default: leave it)")
+    p.add_argument("--wait", type=float, default=0, metavar="SECONDS",
+                   help="wait this long for a run that holds the pipeline's lock")
 
     p = sub.add_parser("test", help="run case files against fresh warehouses")
     p.add_argument("cases", nargs="+", help="case .yaml files or folders of them")
@@ -42,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     handler = {"validate": _validate, "explain": _explain, "run": _run, "test": _test,
-               "demo": _demo}[args.command]
+               "demo": _demo, "maintain": _maintain}[args.command]
     try:
         return handler(args)
     except SqlErrors as err:
@@ -83,6 +97,8 @@ def _explain(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from engine.definitions import DefinitionChanged
+    from engine.lock import LockBusy
+    from engine.maintenance import MaintenanceFailed
     from engine.runner import StepFailed
     from splice.compile import compile_path
 
@@ -90,8 +106,8 @@ def _run(args: argparse.Namespace) -> int:
     rebuild = [t.strip() for arg in args.rebuild for t in arg.split(",") if t.strip()]
     try:
         run_and_report(pipeline, args.warehouse, args.master, rebuild=rebuild,
-                       parallel=args.parallel)
-    except (StepFailed, DefinitionChanged) as err:
+                       parallel=args.parallel, wait=args.wait)
+    except (StepFailed, DefinitionChanged, LockBusy, MaintenanceFailed) as err:
         print(f"\nsplice: {err}", file=sys.stderr)
         return 1
     except KeyError as err:  # --rebuild named no step of the pipeline
@@ -100,11 +116,28 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _maintain(args: argparse.Namespace) -> int:
+    from engine.lock import LockBusy
+    from engine.maintenance import MaintenanceFailed
+    from splice.compile import compile_path
+    from splice.maintain import maintain_and_report
+
+    pipeline = compile_path(args.path)
+    try:
+        maintain_and_report(pipeline, args.warehouse, args.master, args.retain_hours,
+                            args.log_retain_hours, args.wait)
+    except (LockBusy, MaintenanceFailed) as err:
+        print(f"splice: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def run_and_report(pipeline, warehouse: str, master: str = "local[2]",
-                   rebuild: list[str] | None = None, parallel: int = 4):
+                   rebuild: list[str] | None = None, parallel: int = 4,
+                   wait: float | None = None):
     """Run a compiled pipeline with a progress display and a summary; first
     drop the steps ``rebuild`` names (and those downstream) when asked."""
-    from engine.definitions import rebuild as drop_steps
+    from engine.definitions import rebuild_targets
     from engine.io import StepIO
     from engine.runner import StepReport, run_pipeline
     from resources.spark import SparkResource
@@ -114,8 +147,8 @@ def run_and_report(pipeline, warehouse: str, master: str = "local[2]",
     print(f"starting Spark ({master}) ...", flush=True)
     spark = SparkResource(master=master).session()
     io = StepIO(spark=spark, warehouse=WarehouseResource(root=warehouse), pipeline=pipeline)
-    if rebuild:
-        dropped = drop_steps(pipeline, io, rebuild)
+    dropped = rebuild_targets(pipeline, rebuild) if rebuild else []
+    if dropped:
         print(f"rebuilding {len(dropped)} step(s) from their sources: {', '.join(dropped)}",
               flush=True)
     total = len(pipeline.steps)
@@ -131,7 +164,8 @@ def run_and_report(pipeline, warehouse: str, master: str = "local[2]",
             print(f"{label}: {report.rows_written} rows written{extra} "
                   f"({report.seconds:.1f}s)", flush=True)
 
-    reports = run_pipeline(pipeline, io, progress, parallel=parallel)
+    reports = run_pipeline(pipeline, io, progress, parallel=parallel, wait=wait,
+                           rebuild=dropped)
     print("\nsummary")
     print(f"  {'step':<32} {'kind':<7} {'rows':>6} {'dead':>5} {'late':>5} {'version':>7}  path")
     for r in reports:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -69,3 +70,20 @@ def test_replayed_micro_batch_writes_nothing_twice(spark, warehouse) -> None:
     assert output_rows(io, "result", "name", "item") == [("John", "Computer")]
     table = io.read_table("customersTable").collect()
     assert [(r["_key"], r["name"]) for r in table] == [(1, "John")]
+
+
+def test_an_empty_inputs_marker_does_not_break_the_next_run(spark, warehouse) -> None:
+    """A crash while the marker was written in place left it empty, and every
+    later run failed with JSONDecodeError; an unreadable marker is no marker."""
+    io = make_io(spark, warehouse, LENSES_LEFT)
+    append(io, "customers", [{"id": 1, "name": "John"}])
+    append(io, "orders", [{"id": 1, "customer_id": 1, "item": "Computer"}])
+    run_pipeline(io.pipeline, io)
+    marker = os.path.join(io.checkpoint(io.pipeline.step("result")), "splice_inputs.json")
+    open(marker, "w").close()
+    append(io, "orders", [{"id": 2, "customer_id": 1, "item": "Mouse"}])
+    reports = {r.step_id: r for r in run_pipeline(io.pipeline, io)}
+    assert reports["result"].rows_written == 1
+    assert output_rows(io, "result", "name", "item") == [("John", "Computer"), ("John", "Mouse")]
+    with open(marker) as fh:
+        assert json.loads(fh.read())["definition"]

@@ -1,0 +1,160 @@
+"""Maintenance of a pipeline's own tables: compaction, VACUUM, log retention.
+
+Every run appends a few small files to each table it writes and a commit to
+its ``_delta_log``; nothing else ever removes them. Maintenance, for the
+tables the pipeline owns (its outputs, intermediate step tables, ingested
+JSON sources, dead-letter tables; never a user's Delta source read in place):
+
+- ``OPTIMIZE`` (bin-packing compaction): its commit has ``dataChange=false``,
+  which streaming readers and change-feed readers skip;
+- ``VACUUM`` after ``retain_hours``: removes only files no table version
+  within the retention references (and the compacted small files once old
+  enough);
+- the log: Delta deletes ``_delta_log`` entries older than the table's
+  ``delta.logRetentionDuration`` (30 days unless set) each time it writes a
+  checkpoint (every 10 commits), from the start of the day the retention
+  ends; ``log_retain_hours`` sets that property on each table (never below
+  the VACUUM retention: Delta requires it).
+
+It runs under the pipeline's lock and after a complete run, so every reader
+has read every data commit before files go. The caller holds the lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException
+from pyspark.sql import SparkSession
+
+from engine import fs
+from engine.io import StepIO, delta_exists
+from sql.plan import SourceStep
+
+RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
+DELTA_MIN_RETAIN_HOURS = 168.0  # below it Delta's VACUUM refuses unless the check is off
+LOG_RETENTION = "delta.logRetentionDuration"
+FILE_RETENTION = "delta.deletedFileRetentionDuration"
+
+
+@dataclass(frozen=True)
+class MaintenancePolicy:
+    """When and how much to clean. ``every_runs``: maintain after every n-th
+    complete ``run_pipeline`` (0: never automatically). ``retain_hours``:
+    VACUUM's retention. ``log_retain_hours``: the tables' log retention (None
+    leaves Delta's 30 days)."""
+
+    every_runs: int = 10
+    retain_hours: float = DELTA_MIN_RETAIN_HOURS
+    log_retain_hours: float | None = None
+
+    @classmethod
+    def from_env(cls) -> MaintenancePolicy:
+        """``SPLICE_MAINTAIN_EVERY``, ``SPLICE_RETAIN_HOURS``,
+        ``SPLICE_LOG_RETAIN_HOURS``, each defaulting as above."""
+        log = os.environ.get("SPLICE_LOG_RETAIN_HOURS")
+        return cls(every_runs=int(os.environ.get("SPLICE_MAINTAIN_EVERY", cls.every_runs)),
+                   retain_hours=float(os.environ.get("SPLICE_RETAIN_HOURS", cls.retain_hours)),
+                   log_retain_hours=float(log) if log else None)
+
+
+@dataclass(frozen=True)
+class TableMaintenance:
+    """What maintenance did to one table."""
+
+    path: str
+    files_compacted: int  # small files OPTIMIZE replaced
+    files_written: int  # the files it wrote in their place
+
+
+class MaintenanceFailed(Exception):
+    """Maintaining one table failed; the message says which and why."""
+
+
+def maintained_tables(io: StepIO) -> list[str]:
+    """The Delta tables the pipeline owns and that exist."""
+    pipeline = io.pipeline
+    paths: list[str] = []
+    for step in pipeline.steps:
+        if step.id in pipeline.explain:
+            continue
+        if isinstance(step, SourceStep):
+            paths.append(io.warehouse.dead_letter_path(pipeline.name, step.name))
+            if step.format == "delta":  # the user's table, read in place
+                continue
+        paths.append(io.table_path(step))
+    return [p for p in dict.fromkeys(paths) if delta_exists(io.spark, p)]
+
+
+def maintain(io: StepIO, policy: MaintenancePolicy) -> list[TableMaintenance]:
+    """Compact, vacuum and set the log retention of every table the pipeline
+    owns. Runs in a session of its own: the retention check is switched off
+    there only, and only when the retention is below Delta's minimum."""
+    from delta.tables import DeltaTable
+
+    session = io.spark.newSession()
+    if policy.retain_hours < DELTA_MIN_RETAIN_HOURS:
+        session.conf.set(RETENTION_CHECK, "false")
+    reports = []
+    for path in maintained_tables(io):
+        try:
+            table = DeltaTable.forPath(session, path)
+            if policy.log_retain_hours is not None:
+                _set_log_retention(session, table, path, policy.log_retain_hours,
+                                   policy.retain_hours)
+            metrics = table.optimize().executeCompaction().collect()[0]["metrics"]
+            table.vacuum(policy.retain_hours)
+        except (PySparkException, Py4JJavaError) as err:
+            text = str(err.java_exception) if isinstance(err, Py4JJavaError) else str(err)
+            first = (text.strip().splitlines() or [type(err).__name__])[0]
+            raise MaintenanceFailed(f"maintenance of table {path} failed: {first[:500]}") from err
+        reports.append(TableMaintenance(path, int(metrics["numFilesRemoved"]),
+                                        int(metrics["numFilesAdded"])))
+    return reports
+
+
+def _set_log_retention(session: SparkSession, table: object, path: str, log_hours: float,
+                       vacuum_hours: float) -> None:
+    """Set ``delta.logRetentionDuration`` (and, as Delta requires the log's
+    to be at least as long, ``delta.deletedFileRetentionDuration`` to the
+    VACUUM retention) unless the table has them already: a metadata commit,
+    without data change, only when the policy changed."""
+    wanted = {LOG_RETENTION: _interval(max(log_hours, vacuum_hours)),
+              FILE_RETENTION: _interval(vacuum_hours)}
+    properties = table.detail().collect()[0]["properties"] or {}  # type: ignore[attr-defined]
+    if all(properties.get(k) == v for k, v in wanted.items()):
+        return
+    quoted = path.replace("`", "``")
+    settings = ", ".join(f"'{k}' = '{v}'" for k, v in wanted.items())
+    session.sql(f"ALTER TABLE delta.`{quoted}` SET TBLPROPERTIES ({settings})")
+
+
+def _interval(hours: float) -> str:
+    return f"interval {round(hours * 3600)} seconds"
+
+
+def _counter(io: StepIO) -> str:
+    return f"{io.warehouse.pipeline_path(io.pipeline.name)}/maintenance.json"
+
+
+def runs_since_maintenance(io: StepIO) -> int:
+    path = _counter(io)
+    try:
+        return int(json.loads(fs.read_text(io.spark, path))["runs_since_maintenance"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0  # none yet, or unreadable: count from here
+
+
+def after_run(io: StepIO, policy: MaintenancePolicy) -> list[TableMaintenance] | None:
+    """Count one complete run; maintain when it is the policy's n-th since
+    the last maintenance. The caller holds the pipeline's lock."""
+    if policy.every_runs <= 0:
+        return None
+    runs = runs_since_maintenance(io) + 1
+    reports = maintain(io, policy) if runs >= policy.every_runs else None
+    fs.write_text(io.spark, _counter(io),
+                  json.dumps({"runs_since_maintenance": 0 if reports is not None else runs}))
+    return reports

@@ -1,0 +1,41 @@
+"""A maintenance job per pipeline, ``<pipeline>_maintain``: compact and vacuum
+the pipeline's own tables now, under its lock (engine/maintenance.py).
+
+One op, not an asset: maintenance changes no table's content, so it
+materializes nothing. It waits for a run of the pipeline like a step does.
+"""
+
+from dagster import Failure, JobDefinition, OpExecutionContext, job, op
+
+from engine.io import StepIO
+from engine.lock import LockBusy, dagster_lock_wait, pipeline_lock
+from engine.maintenance import MaintenanceFailed, MaintenancePolicy, maintain
+from resources.spark import SparkResource
+from resources.warehouse import WarehouseResource
+from sql.plan import Pipeline
+
+
+def maintenance_job(pipeline: Pipeline) -> JobDefinition:
+    @op(name=f"{pipeline.name}_maintain_op",
+        description=f"OPTIMIZE and VACUUM the tables of pipeline '{pipeline.name}'.")
+    def _maintain(context: OpExecutionContext, spark: SparkResource,
+                  warehouse: WarehouseResource) -> None:
+        io = StepIO(spark=spark.session(), warehouse=warehouse, pipeline=pipeline)
+        policy = MaintenancePolicy.from_env()
+        try:
+            with pipeline_lock(warehouse, pipeline.name, wait=dagster_lock_wait(),
+                               owner=f"dagster run {context.run_id}, maintenance"):
+                reports = maintain(io, policy)
+        except (LockBusy, MaintenanceFailed) as err:
+            raise Failure(description=str(err)) from None
+        for r in reports:
+            context.log.info(f"{r.path}: {r.files_compacted} small files compacted into "
+                             f"{r.files_written}")
+
+    @job(name=f"{pipeline.name}_maintain",
+         description=f"Compact and vacuum the tables of pipeline '{pipeline.name}' "
+                     "(SPLICE_RETAIN_HOURS, SPLICE_LOG_RETAIN_HOURS).")
+    def _job() -> None:
+        _maintain()
+
+    return _job

@@ -1,0 +1,36 @@
+"""``splice maintain``: compact and vacuum a pipeline's own tables now, under
+its lock (engine/maintenance.py says what and why)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from engine.maintenance import MaintenancePolicy, TableMaintenance
+from sql.plan import Pipeline
+
+
+def maintain_and_report(pipeline: Pipeline, warehouse: str, master: str = "local[2]",
+                        retain_hours: float | None = None,
+                        log_retain_hours: float | None = None,
+                        wait: float | None = 0) -> list[TableMaintenance]:
+    from engine.io import StepIO
+    from engine.lock import pipeline_lock
+    from engine.maintenance import maintain
+    from resources.spark import SparkResource
+    from resources.warehouse import WarehouseResource
+
+    policy = MaintenancePolicy.from_env()
+    if retain_hours is not None:
+        policy = replace(policy, retain_hours=retain_hours)
+    if log_retain_hours is not None:
+        policy = replace(policy, log_retain_hours=log_retain_hours)
+    print(f"starting Spark ({master}) ...", flush=True)
+    spark = SparkResource(master=master).session()
+    io = StepIO(spark=spark, warehouse=WarehouseResource(root=warehouse), pipeline=pipeline)
+    with pipeline_lock(io.warehouse, pipeline.name, wait=wait):
+        reports = maintain(io, policy)
+    print(f"maintained {len(reports)} tables of '{pipeline.name}' "
+          f"(VACUUM retention {policy.retain_hours:g} h)")
+    for r in reports:
+        print(f"  {r.path}: {r.files_compacted} small files compacted into {r.files_written}")
+    return reports

@@ -1,0 +1,129 @@
+"""The pipeline lock: an OS lock on local folders, a lease on URIs (tested
+here through ``file://``, the same code that runs against an object store).
+No Spark: the lock is plain files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.lock import LockBusy, pipeline_lock
+from resources.warehouse import WarehouseResource
+from tests.conftest import ROOT
+
+HOLD = """
+import sys, time
+sys.path.insert(0, {root!r})
+from engine.lock import pipeline_lock
+from resources.warehouse import WarehouseResource
+with pipeline_lock(WarehouseResource(root={root_wh!r}), "p", wait=0, owner="the holder",
+                   lease_seconds=1.5):
+    print("held", flush=True)
+    time.sleep(600)
+"""
+
+
+def _hold_in_subprocess(root: str) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", HOLD.format(root=str(ROOT), root_wh=root)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def _busy(warehouse: WarehouseResource, wait: float = 0) -> LockBusy:
+    with pytest.raises(LockBusy) as caught, pipeline_lock(warehouse, "p", wait=wait):
+        pass
+    return caught.value
+
+
+@pytest.mark.parametrize("scheme", ["", "file://"])
+def test_a_second_holder_is_refused_with_the_holder_named(tmp_path: Path, scheme: str) -> None:
+    warehouse = WarehouseResource(root=f"{scheme}{tmp_path}")
+    with pipeline_lock(warehouse, "p", owner="dagster run 1234", lease_seconds=1.0) as me:
+        time.sleep(1.5 if scheme else 0)  # past the lease's first expiry: it was renewed
+        err = _busy(warehouse)
+        assert err.holder == me
+        lock = "run.lease" if scheme else "run.lock"
+        assert str(err) == (
+            f"pipeline 'p' is being run by pid {os.getpid()} on {me.host} since {me.since} "
+            f"(dagster run 1234); lock {scheme}{tmp_path}/_splice/p/{lock}. Not started: "
+            "run again when it ends, or wait for it with --wait SECONDS")
+    with pipeline_lock(warehouse, "p", wait=0) as again:
+        assert again.command != "dagster run 1234"
+
+
+@pytest.mark.parametrize("scheme", ["", "file://"])
+def test_a_waiting_run_starts_when_the_holder_ends(tmp_path: Path, scheme: str) -> None:
+    warehouse = WarehouseResource(root=f"{scheme}{tmp_path}")
+    order: list[str] = []
+    held = threading.Event()
+
+    def first() -> None:
+        with pipeline_lock(warehouse, "p"):
+            held.set()
+            time.sleep(1.0)
+            order.append("first done")
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    held.wait()
+    with pipeline_lock(warehouse, "p", wait=30):
+        order.append("second started")
+    thread.join()
+    assert order == ["first done", "second started"]
+
+
+def test_a_lock_held_by_a_killed_process_is_free(tmp_path: Path) -> None:
+    warehouse = WarehouseResource(root=str(tmp_path))
+    proc = _hold_in_subprocess(str(tmp_path))
+    try:
+        err = _busy(warehouse)
+        assert err.holder is not None and err.holder.pid == proc.pid
+        assert err.holder.command == "the holder"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    with pipeline_lock(warehouse, "p", wait=0) as me:  # at once: the kernel freed it
+        assert me.pid == os.getpid()
+
+
+def test_a_lease_of_a_killed_process_is_taken_over_once_expired(tmp_path: Path) -> None:
+    warehouse = WarehouseResource(root=f"file://{tmp_path}")
+    proc = _hold_in_subprocess(f"file://{tmp_path}")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    err = _busy(warehouse)  # not renewed any more, but not expired yet
+    assert err.holder is not None and err.holder.pid == proc.pid
+    start = time.monotonic()
+    with pipeline_lock(warehouse, "p", wait=30) as me:
+        assert me.pid == os.getpid()
+        assert time.monotonic() - start < 3.0  # the 1.5 s lease, and no longer
+        names = sorted(os.listdir(tmp_path / "_splice" / "p" / "run.lease"))
+        assert names == ["000000000001.json"]  # the dead holder's generation went
+        content = json.loads((tmp_path / "_splice/p/run.lease" / names[0]).read_text())
+        assert content["pid"] == os.getpid() and content["released"] is False
+
+
+def test_an_expired_lease_is_taken_over_and_a_live_one_is_not(tmp_path: Path) -> None:
+    warehouse = WarehouseResource(root=f"file://{tmp_path}")
+    folder = tmp_path / "_splice" / "p" / "run.lease"
+    folder.mkdir(parents=True)
+    dead = {"host": "elsewhere", "pid": 424242, "since": "2026-01-01T00:00:00Z",
+            "command": "splice run p", "released": False}
+    (folder / "000000000007.json").write_text(json.dumps({**dead, "expires": time.time() + 60}))
+    err = _busy(warehouse)
+    assert err.holder is not None and err.holder.describe() == \
+        "pid 424242 on elsewhere since 2026-01-01T00:00:00Z (splice run p)"
+    (folder / "000000000007.json").write_text(json.dumps({**dead, "expires": time.time() - 1}))
+    with pipeline_lock(warehouse, "p", wait=0):
+        assert sorted(os.listdir(folder)) == ["000000000008.json"]
+    released = json.loads((folder / "000000000008.json").read_text())
+    assert released["released"] is True and released["pid"] == os.getpid()
