@@ -112,7 +112,7 @@ def merge_killer(step_id: str):
     def kill_in_write_phase(_: object) -> bool:
         context = TaskContext.get()
         description = (context.getLocalProperty("spark.job.description") or "") if context else ""
-        if "Writing" in description:
+        if "writing" in description.lower():  # "Writing modified data", "writing new files"
             kill_tree(driver)
         return True
 
