@@ -102,3 +102,34 @@ def remove_tree(spark: Any, path: str) -> None:
     fs, hpath = _hadoop(spark, path)
     if fs.exists(hpath):
         fs.delete(hpath, True)
+
+
+def list_files(spark: Any, path: str) -> list[tuple[str, int, int]]:
+    """The regular files in a folder as (name, size in bytes, modification
+    time in epoch milliseconds, as Hadoop reports it); empty if no folder."""
+    local = _local(path)
+    if local is not None:
+        if not os.path.isdir(local):
+            return []
+        found = []
+        for entry in os.scandir(local):
+            if entry.is_file():
+                stat = entry.stat()
+                found.append((entry.name, stat.st_size, stat.st_mtime_ns // 1_000_000))
+        return sorted(found)
+    fs, hpath = _hadoop(spark, path)
+    if not fs.exists(hpath):
+        return []
+    return sorted((s.getPath().getName(), int(s.getLen()), int(s.getModificationTime()))
+                  for s in fs.listStatus(hpath) if s.isFile())
+
+
+def make_dirs(spark: Any, path: str) -> None:
+    """Create a folder (and its parents) unless it is there."""
+    local = _local(path)
+    if local is not None:
+        os.makedirs(local, exist_ok=True)
+        return
+    fs, hpath = _hadoop(spark, path)
+    if not fs.exists(hpath):
+        fs.mkdirs(hpath)

@@ -195,9 +195,15 @@ def committed_batch(spark: SparkSession, path: str, txn_app: str) -> int | None:
     return max((int(r[0]) for r in rows), default=None)
 
 
-def append(df: DataFrame, path: str, txn_app: str, batch_id: int) -> None:
-    (df.write.format("delta").mode("append")
-       .option("txnAppId", txn_app).option("txnVersion", batch_id).save(path))
+def append(df: DataFrame, path: str, txn_app: str, batch_id: int,
+           merge_schema: bool = False) -> None:
+    """Append, marked with (app id, batch id); ``merge_schema`` lets the rows
+    add columns a table written by an older version lacks."""
+    writer = (df.write.format("delta").mode("append")
+              .option("txnAppId", txn_app).option("txnVersion", batch_id))
+    if merge_schema:
+        writer = writer.option("mergeSchema", "true")
+    writer.save(path)
 
 
 class IdempotentDml:

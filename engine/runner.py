@@ -39,7 +39,8 @@ from engine.progress import RunProgress, is_no_data_batch
 from engine.query import BatchTarget, Sink, StepQuery
 from engine.steps import build_query
 from joins.planner import physical_join
-from resources.sources import SourceError, run_source
+from resources.file_manifest import ChangedFile
+from resources.sources import SourceError, run_source, source_changed_files
 from sql.plan import JoinStep, Kind, Pipeline, SourceStep, Step
 
 
@@ -60,6 +61,9 @@ class StepReport:
     skipped: bool = False
     # Rows a stateful step (a stream-stream join) keeps after this run.
     state_rows: int | None = None
+    # Files of a file source changed in place after they were ingested: what
+    # they gained was not read (reported on every run, never silent).
+    changed_files: list[ChangedFile] = field(default_factory=list)
 
     def metadata(self) -> dict[str, object]:
         return {
@@ -71,6 +75,7 @@ class StepReport:
             "late_records_dropped": self.late_dropped,
             "skipped_no_new_input": self.skipped,
             **({"state_rows": self.state_rows} if self.state_rows is not None else {}),
+            **({"changed_files": len(self.changed_files)} if self.changed_files else {}),
         }
 
 
@@ -131,9 +136,10 @@ def run_step(step: Step, io: StepIO, checked: bool = False) -> StepReport:
     markers = input_markers(step, io)
     if _unchanged(step, io, markers):
         path = io.table_path(step)
+        changed = (source_changed_files(io, step) if isinstance(step, SourceStep) else [])
         return StepReport(step.id, step.op, step.kind.value, path, 0,
                           delta_version(io.spark, path), time.monotonic() - start,
-                          skipped=True)
+                          skipped=True, changed_files=changed)
     definitions.record(io, step)
     report = _run(step, io, start)
     reached(KillPoint.CHECKPOINT_COMMITTED, step.id)
@@ -147,7 +153,8 @@ def _run(step: Step, io: StepIO, start: float) -> StepReport:
             report = run_source(io, step)
             return StepReport(step.id, step.op, step.kind.value, report.path, report.rows,
                               report.version, time.monotonic() - start,
-                              dead_letters=report.dead_letters)
+                              dead_letters=report.dead_letters,
+                              changed_files=report.changed_files)
         return _run_query(step, io, start)
     except SourceError as err:
         raise StepFailed(step, str(err)) from None

@@ -6,6 +6,8 @@ schema. Its description carries the step's EXPLAIN tree.
 """
 
 from dagster import (
+    AssetCheckResult,
+    AssetCheckSpec,
     AssetExecutionContext,
     AssetKey,
     AssetsDefinition,
@@ -20,11 +22,13 @@ from dagster import (
 from engine.definitions import DefinitionChanged
 from engine.io import StepIO
 from engine.lock import LockBusy, dagster_lock_wait, pipeline_lock
-from engine.runner import StepFailed, run_step
+from engine.runner import StepFailed, StepReport, run_step
 from resources.spark import SparkResource
 from resources.warehouse import WarehouseResource
 from splice.explain import explain_step, step_header
-from sql.plan import Pipeline, Step
+from sql.plan import Pipeline, SourceStep, Step
+
+FILES_UNCHANGED = "files_unchanged_after_ingest"
 
 
 def asset_key(pipeline: Pipeline, step_id: str) -> AssetKey:
@@ -32,13 +36,35 @@ def asset_key(pipeline: Pipeline, step_id: str) -> AssetKey:
     return AssetKey([pipeline.name, safe])
 
 
+def _is_file_source(step: Step) -> bool:
+    return isinstance(step, SourceStep) and step.format != "delta"
+
+
+def files_unchanged(report: StepReport) -> AssetCheckResult:
+    """Fails when a file of the source changed in place after it was ingested,
+    naming each file with the bytes that were not read."""
+    metadata: dict[str, object] = {f.name: MetadataValue.int(f.bytes_not_read)
+                                   for f in report.changed_files}
+    if report.changed_files:
+        metadata["files"] = MetadataValue.md("\n".join(
+            f"- {f.describe()}" for f in report.changed_files))
+    return AssetCheckResult(check_name=FILES_UNCHANGED, passed=not report.changed_files,
+                            metadata=metadata)
+
+
 def step_asset(pipeline: Pipeline, step: Step) -> AssetsDefinition:
+    key = asset_key(pipeline, step.id)
+    checks = ([AssetCheckSpec(FILES_UNCHANGED, asset=key, description=(
+        "Every file of the source was read whole: none changed in place after it "
+        "was ingested (write a file elsewhere, then rename it into the folder)."))]
+        if _is_file_source(step) else [])
     explain = explain_step(step).render()
     description = (f"{step_header(step)}\n\n```\n{explain}\n```\n\n"
                    f"From {step.where}:\n```sql\n{step.sql.strip()}\n```")
 
     @asset(
-        key=asset_key(pipeline, step.id),
+        key=key,
+        check_specs=checks,
         deps=[asset_key(pipeline, i) for i in step.inputs],
         group_name=pipeline.name,
         description=description,
@@ -62,7 +88,8 @@ def step_asset(pipeline: Pipeline, step: Step) -> AssetsDefinition:
         metadata["path"] = MetadataValue.path(report.path)
         metadata["dagster/column_schema"] = TableSchema(
             columns=[TableColumn(name=n, type=t) for n, t in report.schema])
-        return MaterializeResult(metadata=metadata)
+        return MaterializeResult(metadata=metadata, check_results=(
+            [files_unchanged(report)] if checks else None))
 
     return _step
 

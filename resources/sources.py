@@ -1,21 +1,21 @@
 """Source readers: from a source's own data to the stored layout.
 
-A Delta source is read in place. A JSON-lines source is ingested: each line
-is parsed against the declared schema; a line that is not JSON, a field that
-does not convert to its declared type, or a missing event time sends the
-record to the source's dead-letter table with the reason, and the run goes
-on. Either way every reader yields ``_key``, the declared columns and
-``ROWTIME`` (the declared event time, or the ingestion time when none is
-declared).
+A Delta source is read in place. A JSON-lines source is ingested
+(``resources.json_source``): each line is parsed against the declared schema;
+a line that is not JSON, a field that does not convert to its declared type,
+or a missing event time sends the record to the source's dead-letter table
+with the reason, and the run goes on. Either way every reader yields
+``_key``, the declared columns and ``ROWTIME`` (the declared event time, or
+the ingestion time when none is declared).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import StructType
 
 from engine.faults import KillPoint, reached
 from engine.io import (
@@ -23,21 +23,15 @@ from engine.io import (
     ROWTIME,
     StepIO,
     app_id,
-    append,
     delta_exists,
     delta_version,
     ensure_table,
     rows_written_since,
 )
+from resources.dead_letters import DEAD_LETTER_SCHEMA, append_dead_letters, dead_letters
+from resources.file_manifest import ChangedFile, changed_files
+from resources.json_source import ingest_json
 from sql.plan import SourceStep
-
-DEAD_LETTER_SCHEMA = StructType([
-    StructField("source", StringType()),
-    StructField("record", StringType()),
-    StructField("reason", StringType()),
-    StructField("batch_id", StringType()),
-    StructField("rejected_at", StringType()),
-])
 
 
 class SourceError(Exception):
@@ -50,6 +44,7 @@ class SourceReport:
     dead_letters: int
     version: int | None
     path: str
+    changed_files: list[ChangedFile] = field(default_factory=list)
 
 
 def declared_schema(step: SourceStep) -> StructType:
@@ -125,97 +120,41 @@ def run_source(io: StepIO, step: SourceStep) -> SourceReport:
     spark = io.spark
     dead_path = io.warehouse.dead_letter_path(io.pipeline.name, step.name)
     ensure_table(spark, dead_path, DEAD_LETTER_SCHEMA)
-    dead_before = delta_version(spark, dead_path)
-    checkpoint = io.checkpoint(step)
-    txn = app_id(spark, checkpoint)
-    if step.format == "delta":
-        path = ensure_source(spark, io, step)
-        if step.timestamp_column is None:
-            return SourceReport(rows=0, dead_letters=0, version=delta_version(spark, path),
-                                path=path)
-        stream = spark.readStream.format("delta").load(path)
-
-        def check(batch: DataFrame, batch_id: int) -> None:
-            bad = batch.where(~valid_condition(step))
-            append(_dead_letters(step, bad, F.lit(f"missing event time '{step.timestamp_column}'"),
-                                 batch_id), dead_path, txn, batch_id)
-            reached(KillPoint.OUTPUT_COMMITTED, step.id)
-    else:
+    txn = app_id(spark, io.checkpoint(step))
+    if step.format != "delta":
         path = stored_path(io, step)
-        ensure_table(spark, path, declared_schema(step))
-        before = delta_version(spark, path)
-        raw_dir = io.warehouse.source_path(step.location)
-        _ensure_dir(spark, raw_dir)
-        stream = spark.readStream.format("text").load(raw_dir)
+        rows, dead, changed = ingest_json(io, step, path, dead_path, txn)
+        return SourceReport(rows=rows, dead_letters=dead, version=delta_version(spark, path),
+                            path=path, changed_files=changed)
+    path = ensure_source(spark, io, step)
+    if step.timestamp_column is None:
+        return SourceReport(rows=0, dead_letters=0, version=delta_version(spark, path), path=path)
+    dead_before = delta_version(spark, dead_path)
+    reason = F.lit(f"missing event time '{step.timestamp_column}'")
 
-        def check(batch: DataFrame, batch_id: int) -> None:
-            good, bad = _parse_json(step, batch)
-            append(good, path, txn, batch_id)
-            reached(KillPoint.SOURCE_INGESTED, step.id)
-            append(_dead_letters(step, bad, F.col("__reason"), batch_id,
-                                 record=F.col("value")), dead_path, txn, batch_id)
-            reached(KillPoint.OUTPUT_COMMITTED, step.id)
+    def check(batch: DataFrame, batch_id: int) -> None:
+        # Counted before it is written: a batch without a rejected record
+        # makes no dead-letter commit. Computed once (cached).
+        bad = batch.where(~valid_condition(step)).persist()
+        try:
+            if bad.count():
+                append_dead_letters(dead_letters(step, bad, reason, batch_id), dead_path, txn,
+                                    batch_id)
+        finally:
+            bad.unpersist()
+        reached(KillPoint.OUTPUT_COMMITTED, step.id)
 
-    query = (stream.writeStream.foreachBatch(check).trigger(availableNow=True)
-             .option("checkpointLocation", checkpoint).queryName(f"source:{step.id}").start())
+    query = (spark.readStream.format("delta").load(path).writeStream.foreachBatch(check)
+             .trigger(availableNow=True).option("checkpointLocation", io.checkpoint(step))
+             .queryName(f"source:{step.id}").start())
     query.awaitTermination()
-    rows = rows_written_since(spark, path, before) if step.format != "delta" else 0
-    return SourceReport(rows=rows, dead_letters=rows_written_since(spark, dead_path, dead_before),
+    return SourceReport(rows=0, dead_letters=rows_written_since(spark, dead_path, dead_before),
                         version=delta_version(spark, path), path=path)
 
 
-def _ensure_dir(spark: SparkSession, path: str) -> None:
-    jvm = spark.sparkContext._jvm
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-    fs = hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
-    if not fs.exists(hadoop_path):
-        fs.mkdirs(hadoop_path)
-
-
-def _parse_json(step: SourceStep, batch: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """Split one batch of JSON lines into typed good rows and rejected ones."""
-    as_text = StructType([StructField(c.name, StringType()) for c in step.declared]
-                         + [StructField("__corrupt", StringType())])
-    parsed = batch.where(F.trim("value") != "").select(
-        "value",
-        F.from_json("value", as_text, {"mode": "PERMISSIVE",
-                                       "columnNameOfCorruptRecord": "__corrupt"}).alias("j"),
-    )
-    broken = F.col("j").isNull() | F.col("j.__corrupt").isNotNull()
-    reasons: list[Column] = []
-    typed: list[Column] = []
-    for c in step.declared:
-        text = F.col("j").getField(c.name)
-        value = _convert(text, c.type)
-        typed.append(value.alias(c.name))
-        reasons.append(F.when(text.isNotNull() & value.isNull(), F.concat(
-            F.lit(f"column '{c.name}': '"), text, F.lit(f"' is not {c.type.upper()}"))))
-        if c.name == step.timestamp_column:
-            reasons.append(F.when(text.isNull(), F.lit(f"missing event time '{c.name}'")))
-    reason = F.when(broken, F.lit("not a JSON object")).otherwise(F.concat_ws("; ", *reasons))
-    checked = parsed.select("value", *typed, reason.alias("__reason"))
-    good = checked.where(F.col("__reason") == "").select(*[f"`{c.name}`" for c in step.declared])
-    bad = checked.where(F.col("__reason") != "")
-    return good, bad
-
-
-def _convert(text: Column, typ: str) -> Column:
-    if typ.startswith(("struct", "array", "map")):
-        return F.from_json(text, typ)
-    if typ == "boolean":
-        lowered = F.lower(text)
-        return F.when(lowered == "true", True).when(lowered == "false", False)
-    return text.try_cast(typ)
-
-
-def _dead_letters(step: SourceStep, bad: DataFrame, reason: Column, batch_id: int,
-                  record: Column | None = None) -> DataFrame:
-    if record is None:
-        record = F.to_json(F.struct(*[F.col(f"`{c.name}`") for c in step.declared]))
-    return bad.select(
-        F.lit(step.name).alias("source"),
-        record.alias("record"),
-        reason.alias("reason"),
-        F.lit(str(batch_id)).alias("batch_id"),
-        F.date_format(F.current_timestamp(), "yyyy-MM-dd'T'HH:mm:ss'Z'").alias("rejected_at"),
-    )
+def source_changed_files(io: StepIO, step: SourceStep) -> list[ChangedFile]:
+    """A file source's files changed in place after they were ingested."""
+    if step.format == "delta":
+        return []
+    return changed_files(io.spark, io.warehouse.source_path(step.location),
+                         io.checkpoint(step))

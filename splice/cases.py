@@ -190,11 +190,16 @@ def append_rows(io: Any, step: SourceStep, rows: list[dict[str, Any]]) -> None:
     can hold a record that does not fit the schema)."""
     path = io.warehouse.source_path(step.location)
     if step.format == "json":
-        os.makedirs(path.removeprefix("file:"), exist_ok=True)
-        name = os.path.join(path.removeprefix("file:"), f"part-{uuid.uuid4().hex}.json")
-        with open(name, "w") as fh:
+        # Written under a name Spark's file source ignores, then renamed into
+        # place: a reader sees the file whole or not at all. The name sorts by
+        # time, so files of the same modification time keep their order.
+        folder = path.removeprefix("file:")
+        os.makedirs(folder, exist_ok=True)
+        name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.json"
+        with open(os.path.join(folder, f"_{name}.tmp"), "w") as fh:
             for row in rows:
                 fh.write(json.dumps(row, default=str) + "\n")
+        os.replace(os.path.join(folder, f"_{name}.tmp"), os.path.join(folder, name))
         return
     from resources.sources import declared_schema
 

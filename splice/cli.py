@@ -161,6 +161,8 @@ def run_and_report(pipeline, warehouse: str, master: str = "local[2]",
             print(f"{label} ...", flush=True)
         else:
             extra = f", {report.dead_letters} to dead letter" if report.dead_letters else ""
+            if report.changed_files:
+                extra += f", {len(report.changed_files)} files changed after ingest"
             print(f"{label}: {report.rows_written} rows written{extra} "
                   f"({report.seconds:.1f}s)", flush=True)
 
@@ -172,6 +174,12 @@ def run_and_report(pipeline, warehouse: str, master: str = "local[2]",
         version = "-" if r.delta_version is None else str(r.delta_version)
         print(f"  {r.step_id:<32} {r.kind:<7} {r.rows_written:>6} {r.dead_letters:>5} "
               f"{r.late_dropped:>5} {version:>7}  {r.path}")
+    changed = [(r.step_id, f) for r in reports for f in r.changed_files]
+    if changed:
+        print("\nfiles changed after they were ingested (write a file elsewhere, or under a "
+              "name starting with '_' or '.', then rename it into the folder):")
+        for step_id, f in changed:
+            print(f"  source '{step_id}': {f.describe()}")
     return reports, io
 
 

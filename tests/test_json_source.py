@@ -3,11 +3,20 @@ and the run goes on."""
 
 from __future__ import annotations
 
+import base64
+import glob
 import os
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from dagster import materialize
 
+from engine.io import delta_version
 from engine.runner import run_pipeline
+from orchestration.assets import build_assets
+from resources.spark import SparkResource
+from splice.cli import run_and_report
 from tests.pipeline_helpers import append, make_io, output_rows
 
 pytestmark = pytest.mark.spark
@@ -54,3 +63,104 @@ def test_bad_json_records_go_to_dead_letter_with_reason(spark, warehouse) -> Non
     assert reports["orders"].dead_letters == 0
     assert output_rows(io, "result", "name", "item") == [("John", "Computer"),
                                                           ("John", "Mouse")]
+
+
+RAW_SQL = """
+CREATE STREAM src (id INT, name STRING) WITH (location='src', format='json', key='id');
+CREATE STREAM events (id INT, ts TIMESTAMP) WITH (location='events', key='id', timestamp='ts');
+INSERT INTO latest SELECT TABLE * FROM src;
+INSERT INTO seen SELECT STREAM * FROM events;
+"""
+
+
+def _write_bytes(folder: str, name: str, data: bytes) -> None:
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"_{name}.tmp"), "wb") as fh:
+        fh.write(data)
+    os.replace(os.path.join(folder, f"_{name}.tmp"), os.path.join(folder, name))
+
+
+def _dead_rows(spark, warehouse, pipeline: str, source: str) -> list[tuple]:
+    dead = spark.read.format("delta").load(warehouse.dead_letter_path(pipeline, source))
+    return sorted((r["record"], r["record_encoding"], r["reason"]) for r in dead.collect())
+
+
+def test_bad_bytes_trailing_text_and_incomplete_lines_are_dead_lettered(
+        spark, warehouse) -> None:
+    io = make_io(spark, warehouse, RAW_SQL, name="raw")
+    folder = warehouse.source_path("src")
+    _write_bytes(folder, "a.json", "\n".join([
+        '{"id": 1, "name": "café"}',
+        '{"id": 2, "name": "caf\udce9"}',
+        '{"id": 6}}',
+        '{"id": 7},0]',
+        '[1]',
+        '{"id": 8, "name": "z"}',
+        '   ',
+        '{"id": 9, "name": "cut"}',  # the last line, without its newline
+    ]).encode("utf-8", "surrogateescape"))
+    _write_bytes(folder, "b.json", b'\xff\xfe{"id": 10}\n{"id": 11, "name": "ok"}\r\n')
+    reports = {r.step_id: r for r in run_pipeline(io.pipeline, io)}
+
+    assert output_rows(io, "latest", "id", "name") == [(1, "café"), (11, "ok"), (8, "z")]
+    assert reports["src"].rows_written == 3
+    assert reports["src"].dead_letters == 6
+    assert _dead_rows(spark, warehouse, "raw", "src") == sorted([
+        (base64.b64encode(b'{"id": 2, "name": "caf\xe9"}').decode(), "base64",
+         "not valid UTF-8"),
+        (base64.b64encode(b'\xff\xfe{"id": 10}').decode(), "base64", "not valid UTF-8"),
+        ('{"id": 6}}', "utf-8", "trailing characters after the JSON object"),
+        ('{"id": 7},0]', "utf-8", "trailing characters after the JSON object"),
+        ("[1]", "utf-8", "not a JSON object"),
+        ('{"id": 9, "name": "cut"}', "utf-8", "incomplete line"),
+    ])
+    # Any Parquet reader reads the dead letters.
+    dead_dir = warehouse.dead_letter_path("raw", "src").removeprefix("file:")
+    files = sorted(glob.glob(os.path.join(dead_dir, "*.parquet")))
+    table = pa.concat_tables([pq.read_table(f) for f in files])
+    assert sorted(table.column("reason").to_pylist()).count("not valid UTF-8") == 2
+
+
+def test_a_batch_without_rejected_records_makes_no_dead_letter_commit(spark, warehouse) -> None:
+    io = make_io(spark, warehouse, RAW_SQL, name="clean")
+    for run in range(2):
+        append(io, "src", [{"id": run, "name": f"n{run}"}])
+        append(io, "events", [{"id": run, "ts": f"2024-01-01 00:00:0{run}"}])
+        run_pipeline(io.pipeline, io)
+    for source in ("src", "events"):
+        # version 0 is the empty table's creation: no commit since
+        assert delta_version(spark, warehouse.dead_letter_path("clean", source)) == 0
+    assert output_rows(io, "latest", "id", "name") == [(0, "n0"), (1, "n1")]
+    assert output_rows(io, "seen", "id") == [(0,), (1,)]
+
+
+def test_a_file_changed_after_ingest_is_reported(spark, warehouse, capsys) -> None:
+    io = make_io(spark, warehouse, RAW_SQL, name="changed")
+    folder = warehouse.source_path("src")
+    _write_bytes(folder, "a.json", b'{"id": 1, "name": "x"}\n')
+    _write_bytes(folder, "b.json", b'{"id": 2, "name": "y"}\n')
+    reports = {r.step_id: r for r in run_pipeline(io.pipeline, io)}
+    assert reports["src"].changed_files == []
+
+    # A producer appends to a file that was already ingested.
+    with open(os.path.join(folder, "a.json"), "ab") as fh:
+        fh.write(b'{"id": 3, "name": "lost"}\n')
+    reports = {r.step_id: r for r in run_pipeline(io.pipeline, io)}
+    [changed] = reports["src"].changed_files
+    assert (changed.name, changed.ingested_bytes, changed.bytes_now,
+            changed.bytes_not_read) == ("a.json", 23, 49, 26)
+    assert changed.describe() == ("a.json: changed after it was ingested (23 bytes read, "
+                                  "49 bytes now); 26 bytes not read")
+    assert output_rows(io, "latest", "id", "name") == [(1, "x"), (2, "y")]
+
+    # ... and on every run after, in the CLI's summary and as a failed check.
+    capsys.readouterr()
+    run_and_report(io.pipeline, warehouse.root)
+    out = capsys.readouterr().out
+    assert "source 'src': a.json: changed after it was ingested (23 bytes read, 49 bytes " \
+           "now); 26 bytes not read" in out
+    result = materialize(build_assets(io.pipeline),
+                         resources={"spark": SparkResource(), "warehouse": warehouse})
+    [check] = result.get_asset_check_evaluations()
+    assert (check.check_name, check.passed) == ("files_unchanged_after_ingest", False)
+    assert check.metadata["a.json"].value == 26

@@ -1,0 +1,60 @@
+"""Dead-letter tables: the records a source could not read, with the reason.
+
+``record`` is always a valid UTF-8 string, so that any Parquet reader reads
+the table: the record's own text when it is valid UTF-8
+(``record_encoding = 'utf-8'``), otherwise the base64 of its raw bytes
+(``record_encoding = 'base64'``).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
+
+from engine.io import append
+from sql.plan import SourceStep
+
+DEAD_LETTER_SCHEMA = StructType([
+    StructField("source", StringType()),
+    StructField("record", StringType()),
+    StructField("reason", StringType()),
+    StructField("batch_id", StringType()),
+    StructField("rejected_at", StringType()),
+    StructField("record_encoding", StringType()),
+])
+
+UTF8 = "utf-8"
+BASE64 = "base64"
+
+
+def dead_letters(step: SourceStep, bad: DataFrame, reason: Column, batch_id: int,
+                 record: Column | None = None, encoding: Column | None = None) -> DataFrame:
+    """The dead-letter rows of ``bad``; without ``record``, the record is the
+    declared columns as JSON."""
+    if record is None:
+        record = F.to_json(F.struct(*[F.col(f"`{c.name}`") for c in step.declared]))
+    return bad.select(
+        F.lit(step.name).alias("source"),
+        record.alias("record"),
+        reason.alias("reason"),
+        F.lit(str(batch_id)).alias("batch_id"),
+        F.date_format(F.current_timestamp(), "yyyy-MM-dd'T'HH:mm:ss'Z'").alias("rejected_at"),
+        (encoding if encoding is not None else F.lit(UTF8)).alias("record_encoding"),
+    )
+
+
+def raw_record(value: Column) -> tuple[Column, Column]:
+    """A line as stored in a dead letter, and its encoding: the text when it
+    is valid UTF-8, else the base64 of its bytes (a Spark string holds the
+    line's bytes as read, unchecked; casting it to binary gives them back)."""
+    valid = F.is_valid_utf8(value)
+    record = F.when(valid, value).otherwise(F.base64(value.cast("binary")))
+    return record, F.when(valid, F.lit(UTF8)).otherwise(F.lit(BASE64))
+
+
+def append_dead_letters(rows: DataFrame, path: str, txn: str, batch_id: int) -> None:
+    """Append with the micro-batch's idempotent marks. A table written before
+    ``record_encoding`` existed gains the column (older rows read NULL, and
+    were UTF-8 text)."""
+    append(rows, path, txn, batch_id, merge_schema=True)

@@ -1,0 +1,81 @@
+"""The record of every file a file source ingested, and the files that
+changed after it.
+
+A file source reads a file once, whole, as it was when Spark listed it. The
+manifest (a Delta table in the source step's checkpoint folder) keeps each
+file's size and modification time as read; it is appended in the same
+micro-batch as the file's rows, with the same idempotent marks, so a crash
+cannot ingest a file without recording it. A file whose size or time now
+differs was changed in place after it was read: what it gained was not read,
+and every run says so (``ChangedFile``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+from engine import fs
+from engine.io import delta_exists
+
+MANIFEST_SCHEMA = StructType([
+    StructField("path", StringType()),
+    StructField("name", StringType()),
+    StructField("size", LongType()),
+    StructField("modified_ms", LongType()),
+    StructField("batch_id", LongType()),
+])
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    """A file changed in place after it was ingested."""
+
+    name: str
+    ingested_bytes: int
+    bytes_now: int
+    ingested_modified_ms: int
+    modified_ms_now: int
+
+    @property
+    def bytes_not_read(self) -> int:
+        return max(0, self.bytes_now - self.ingested_bytes)
+
+    def describe(self) -> str:
+        return (f"{self.name}: changed after it was ingested ({self.ingested_bytes} bytes "
+                f"read, {self.bytes_now} bytes now); {self.bytes_not_read} bytes not read")
+
+
+def manifest_path(checkpoint: str) -> str:
+    return f"{checkpoint.rstrip('/')}/splice_files"
+
+
+def manifest_rows(lines: DataFrame, batch_id: int) -> DataFrame:
+    """One row per file of a micro-batch, from the columns ``__path``,
+    ``__name``, ``__size``, ``__mtime`` (Spark's file metadata, as listed)."""
+    return lines.select(
+        F.col("__path").alias("path"), F.col("__name").alias("name"),
+        F.col("__size").alias("size"), F.unix_millis("__mtime").alias("modified_ms"),
+        F.lit(batch_id).cast("bigint").alias("batch_id"),
+    ).distinct()
+
+
+def changed_files(spark: SparkSession, folder: str, checkpoint: str) -> list[ChangedFile]:
+    """The files of ``folder`` whose size or modification time differs from
+    what was ingested (a file deleted since is not reported)."""
+    path = manifest_path(checkpoint)
+    if not delta_exists(spark, path):
+        return []
+    recorded: dict[str, tuple[int, int, int]] = {}
+    for row in spark.read.format("delta").load(path).collect():
+        seen = recorded.get(row["name"])
+        if seen is None or row["batch_id"] >= seen[2]:
+            recorded[row["name"]] = (row["size"], row["modified_ms"], row["batch_id"])
+    changed = []
+    for name, size, modified in fs.list_files(spark, folder):
+        if name in recorded and recorded[name][:2] != (size, modified):
+            changed.append(ChangedFile(name, recorded[name][0], size, recorded[name][1], modified))
+    return changed

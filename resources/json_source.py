@@ -1,0 +1,187 @@
+"""JSON-lines sources: the files of a folder, ingested into the source's
+Delta table in arrival order.
+
+Arrival order is the order in which the files were completed (their
+modification time, then their name), then the order of the lines in a file.
+Spark's file source hands a micro-batch's files over in no such order (it
+packs them by size), so every line carries its file's metadata and its
+position, and each micro-batch is written as one file sorted in arrival
+order: the steps downstream read one Delta file per micro-batch and number
+its rows in order.
+
+A line is ``\\n``-terminated. A file's last line without its newline was
+still being written: it goes to the dead letter as ``incomplete line``. A
+line that is not valid UTF-8, not one JSON object (or one followed by more
+than whitespace), a field that does not convert to its declared type, or a
+missing event time sends the record to the dead letter with the reason. The
+manifest records every file read (``resources.file_manifest``).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
+
+from engine import fs
+from engine.faults import KillPoint, reached
+from engine.io import StepIO, append, delta_version, ensure_table, rows_written_since
+from resources.dead_letters import append_dead_letters, dead_letters, raw_record
+from resources.file_manifest import (
+    MANIFEST_SCHEMA,
+    ChangedFile,
+    changed_files,
+    manifest_path,
+    manifest_rows,
+)
+from sql.plan import SourceStep
+
+# Arrival order: the file's modification time, its name (then its path, for
+# files of the same name in different folders), the line's position: the
+# start of the file's split that holds it, then its place in the split.
+ARRIVAL_ORDER = ["__mtime", "__name", "__path", "__block", "__line"]
+
+INCOMPLETE = "incomplete line"
+NOT_UTF8 = "not valid UTF-8"
+NOT_OBJECT = "not a JSON object"
+TRAILING = "trailing characters after the JSON object"
+
+
+def ingest_json(io: StepIO, step: SourceStep, path: str, dead_path: str,
+                txn: str) -> tuple[int, int, list[ChangedFile]]:
+    """Ingest the new files of a JSON-lines source: rows written to the
+    source's table, rows to its dead letter, files changed since ingested."""
+    from resources.sources import declared_schema
+
+    spark = io.spark
+    ensure_table(spark, path, declared_schema(step))
+    before, dead_before = delta_version(spark, path), delta_version(spark, dead_path)
+    checkpoint = io.checkpoint(step)
+    manifest = manifest_path(checkpoint)
+    ensure_table(spark, manifest, MANIFEST_SCHEMA)
+    folder = io.warehouse.source_path(step.location)
+    fs.make_dirs(spark, folder)
+    stream = (spark.readStream.format("text").option("lineSep", "\n").load(folder)
+              .select("value", "_metadata"))
+    columns = [f"`{c.name}`" for c in step.declared]
+
+    def ingest(batch: DataFrame, batch_id: int) -> None:
+        # Parsed once, written three times (rows, dead letters, manifest).
+        parsed = parse_lines(step, numbered_lines(batch)).persist()
+        try:
+            counts = parsed.agg(
+                F.count_if(F.col("__reason") == "").alias("good"),
+                F.count_if(F.col("__reason").isNotNull() & (F.col("__reason") != ""))
+                .alias("bad")).first()
+            if counts["good"]:
+                good = (parsed.where(F.col("__reason") == "").repartition(1)
+                        .sortWithinPartitions(*ARRIVAL_ORDER).select(*columns))
+                append(good, path, txn, batch_id)
+            reached(KillPoint.SOURCE_INGESTED, step.id)
+            if counts["bad"]:
+                record, encoding = raw_record(F.col("value"))
+                bad = (parsed.where(F.col("__reason") != "").repartition(1)
+                       .sortWithinPartitions(*ARRIVAL_ORDER))
+                append_dead_letters(dead_letters(step, bad, F.col("__reason"), batch_id,
+                                                 record=record, encoding=encoding),
+                                    dead_path, txn, batch_id)
+            append(manifest_rows(parsed, batch_id).coalesce(1), manifest, txn, batch_id)
+        finally:
+            parsed.unpersist()
+        reached(KillPoint.OUTPUT_COMMITTED, step.id)
+
+    query = (stream.writeStream.foreachBatch(ingest).trigger(availableNow=True)
+             .option("checkpointLocation", checkpoint).queryName(f"source:{step.id}").start())
+    query.awaitTermination()
+    return (rows_written_since(spark, path, before),
+            rows_written_since(spark, dead_path, dead_before),
+            changed_files(spark, folder, checkpoint))
+
+
+def numbered_lines(batch: DataFrame) -> DataFrame:
+    """A micro-batch's lines with their file's metadata and their position.
+
+    The position is taken right at the scan, before anything reshuffles the
+    rows: a split of a file is read by one task, in order, so its lines come
+    out in order (``monotonically_increasing_id`` grows within a task)."""
+    return batch.select(
+        "value",
+        F.col("_metadata.file_path").alias("__path"),
+        F.col("_metadata.file_name").alias("__name"),
+        F.col("_metadata.file_size").alias("__size"),
+        F.col("_metadata.file_modification_time").alias("__mtime"),
+        F.col("_metadata.file_block_start").alias("__block"),
+    ).withColumn("__line", F.monotonically_increasing_id())
+
+
+def _incomplete() -> Column:
+    """The last line of a file that does not end with a newline: the bytes
+    of the lines, each with its newline, add up to more than the file."""
+    per_file = Window.partitionBy("__path")
+    read = F.sum(F.octet_length("value") + 1).over(per_file)
+    position = F.struct("__block", "__line")
+    return (read != F.col("__size")) & (position == F.max(position).over(per_file))
+
+
+def _one_object(value: Column) -> tuple[Column, Column]:
+    """Whether a line starts with a JSON object, and whether that object is
+    all of it.
+
+    Spark's JSON parsers read the first value of a text and ignore what
+    follows. The line is parsed twice inside an array, once followed by the
+    element 0 and once by 1: both arrays have exactly two elements, ending in
+    0 and 1, only when nothing but whitespace follows the object (text after
+    it that closed the array early, or ended in ``,0]``, fails one of them)."""
+    first = F.try_parse_json(value)
+    is_object = F.schema_of_variant(first).startswith("OBJECT")
+    whole = F.lit(True)
+    for end in (0, 1):
+        wrapped = F.try_parse_json(F.concat(F.lit("["), value, F.lit(f",{end}]")))
+        elements = F.try_variant_get(wrapped, "$", "array<variant>")
+        whole = whole & (F.size(elements) == 2) & (
+            F.try_variant_get(wrapped, "$[1]", "int") == end)
+    return is_object, F.coalesce(whole, F.lit(False))
+
+
+def parse_lines(step: SourceStep, lines: DataFrame) -> DataFrame:
+    """Every line with its typed columns and ``__reason``: empty for a good
+    record, NULL for a blank line (skipped), else why it goes to the dead
+    letter."""
+    as_text = StructType([StructField(c.name, StringType()) for c in step.declared]
+                         + [StructField("__corrupt", StringType())])
+    value = F.col("value")
+    is_object, whole = _one_object(value)
+    json = F.from_json(value, as_text, {"mode": "PERMISSIVE",
+                                        "columnNameOfCorruptRecord": "__corrupt"})
+    keep = ["value", "__size", *ARRIVAL_ORDER]
+    checked = lines.select(*keep, _incomplete().alias("__incomplete")).select(
+        *keep, "__incomplete", json.alias("j"), is_object.alias("__object"),
+        whole.alias("__whole"))
+    reasons: list[Column] = []
+    typed: list[Column] = []
+    for c in step.declared:
+        text = F.col("j").getField(c.name)
+        converted = _convert(text, c.type)
+        typed.append(converted.alias(c.name))
+        reasons.append(F.when(text.isNotNull() & converted.isNull(), F.concat(
+            F.lit(f"column '{c.name}': '"), text, F.lit(f"' is not {c.type.upper()}"))))
+        if c.name == step.timestamp_column:
+            reasons.append(F.when(text.isNull(), F.lit(f"missing event time '{c.name}'")))
+    broken = F.col("j").isNull() | F.col("j.__corrupt").isNotNull()
+    reason = (F.when(F.trim(value) == "", F.lit(None).cast("string"))
+              .when(F.col("__incomplete"), F.lit(INCOMPLETE))
+              .when(~F.is_valid_utf8(value), F.lit(NOT_UTF8))
+              .when(~F.coalesce(F.col("__object"), F.lit(False)), F.lit(NOT_OBJECT))
+              .when(~F.col("__whole"), F.lit(TRAILING))
+              .when(broken, F.lit(NOT_OBJECT))
+              .otherwise(F.concat_ws("; ", *reasons)))
+    return checked.select(*keep, *typed, reason.alias("__reason"))
+
+
+def _convert(text: Column, typ: str) -> Column:
+    if typ.startswith(("struct", "array", "map")):
+        return F.from_json(text, typ)
+    if typ == "boolean":
+        lowered = F.lower(text)
+        return F.when(lowered == "true", True).when(lowered == "false", False)
+    return text.try_cast(typ)
