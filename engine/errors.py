@@ -184,14 +184,17 @@ def forget(key: str) -> None:
         _recorded.pop(key, None)
 
 
-def quiet_query_context_loggers() -> None:
-    """PySpark logs every SQL error that has a query context as a JSON line
-    with its whole JVM stack trace on stderr; the CLI says the error once,
-    in words, so it silences those two loggers."""
+def quiet_spark_error_logs() -> None:
+    """Spark's Python side logs a failure where it happens: PySpark every SQL
+    error with a query context (a JSON line holding the JVM's stack trace),
+    Py4J every exception a foreachBatch function raises (with its
+    traceback). The CLI says the error once, in words, with the whole text
+    in the log file; it silences those loggers."""
     from pyspark.logger import PySparkLogger
 
     for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
+    logging.getLogger("py4j.clientserver").setLevel(logging.CRITICAL)
 
 
 # -- a step's failure, with what it was reading --------------------------------

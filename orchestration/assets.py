@@ -51,7 +51,8 @@ def step_asset(pipeline: Pipeline, step: Step) -> AssetsDefinition:
         try:
             report = run_step(step, io)
         except StepFailed as err:
-            raise Failure(description=str(err)) from None
+            raise Failure(description=str(err),
+                          metadata={"error": MetadataValue.text(err.detail)}) from None
         context.log.info(f"{step.id}: {report.rows_written} rows written in "
                          f"{report.seconds:.1f}s")
         metadata = dict(report.metadata())
