@@ -16,12 +16,14 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 
+from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from engine import definitions, fs
 from engine.claims import claim
+from engine.errors import explain, recorded
 from engine.faults import KillPoint, reached
 from engine.io import (
     StepIO,
@@ -80,10 +82,12 @@ class StepReport:
 
 
 class StepFailed(Exception):
-    """A step's run failed; the message says which step and why, in words."""
+    """A step's run failed; the message says which step and why, in words
+    (one paragraph); ``detail`` holds the whole error text, for logs."""
 
-    def __init__(self, step: Step, reason: str) -> None:
+    def __init__(self, step: Step, reason: str, detail: str | None = None) -> None:
         self.step = step
+        self.detail = detail or reason
         super().__init__(f"step '{step.id}' ({step.op}, from {step.where}) failed: {reason}")
 
 
@@ -157,15 +161,10 @@ def _run(step: Step, io: StepIO, start: float) -> StepReport:
                               changed_files=report.changed_files)
         return _run_query(step, io, start)
     except SourceError as err:
-        raise StepFailed(step, str(err)) from None
-    except PySparkException as err:
-        raise StepFailed(step, _spark_reason(err)) from err
-
-
-def _spark_reason(err: PySparkException) -> str:
-    text = str(err)
-    first = text.strip().splitlines()[0] if text.strip() else type(err).__name__
-    return first[:500]
+        raise StepFailed(step, str(err), err.detail) from None
+    except (PySparkException, Py4JJavaError) as err:
+        cause = explain(step, io, err)
+        raise StepFailed(step, cause.summary, cause.detail) from err
 
 
 def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
@@ -200,7 +199,8 @@ def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
             _merge(spark, query.batch(df), path, query, txn, batch_id, step.id)
         reached(KillPoint.OUTPUT_COMMITTED, step.id)
 
-    streaming = (query.stream.writeStream.outputMode(query.output_mode).foreachBatch(write)
+    streaming = (query.stream.writeStream.outputMode(query.output_mode)
+                 .foreachBatch(recorded(write, checkpoint))
                  .trigger(availableNow=True)
                  .option("checkpointLocation", checkpoint)
                  .queryName(f"{io.pipeline.name}:{step.id}")

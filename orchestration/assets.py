@@ -80,7 +80,10 @@ def step_asset(pipeline: Pipeline, step: Step) -> AssetsDefinition:
             with pipeline_lock(warehouse, pipeline.name, wait=dagster_lock_wait(),
                                owner=f"dagster run {context.run_id}, step {step.id}"):
                 report = run_step(step, io)
-        except (StepFailed, DefinitionChanged, LockBusy) as err:
+        except StepFailed as err:
+            raise Failure(description=str(err),
+                          metadata={"error": MetadataValue.text(err.detail)}) from None
+        except (DefinitionChanged, LockBusy) as err:
             raise Failure(description=str(err)) from None
         context.log.info(f"{step.id}: {report.rows_written} rows written in "
                          f"{report.seconds:.1f}s")

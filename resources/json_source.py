@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from engine import fs
+from engine.errors import recorded
 from engine.faults import KillPoint, reached
 from engine.io import StepIO, append, delta_version, ensure_table, rows_written_since
 from resources.dead_letters import append_dead_letters, dead_letters, raw_record
@@ -90,7 +91,8 @@ def ingest_json(io: StepIO, step: SourceStep, path: str, dead_path: str,
             parsed.unpersist()
         reached(KillPoint.OUTPUT_COMMITTED, step.id)
 
-    query = (stream.writeStream.foreachBatch(ingest).trigger(availableNow=True)
+    query = (stream.writeStream.foreachBatch(recorded(ingest, checkpoint))
+             .trigger(availableNow=True)
              .option("checkpointLocation", checkpoint).queryName(f"source:{step.id}").start())
     query.awaitTermination()
     return (rows_written_since(spark, path, before),

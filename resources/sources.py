@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import DataType, StructField, StructType
 
+from engine.errors import recorded, root_cause
 from engine.faults import KillPoint, reached
 from engine.io import (
     KEY,
@@ -35,7 +38,12 @@ from sql.plan import SourceStep
 
 
 class SourceError(Exception):
-    """A source that cannot be read at all (not one bad record)."""
+    """A source that cannot be read at all (not one bad record); ``detail``
+    keeps the whole text of the error behind it, for logs."""
+
+    def __init__(self, message: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.detail = detail or message
 
 
 @dataclass
@@ -89,13 +97,35 @@ def stored_path(io: StepIO, step: SourceStep) -> str:
 
 
 def ensure_source(spark: SparkSession, io: StepIO, step: SourceStep) -> str:
-    """The Delta table a source's readers read, created empty if missing, and
-    checked against the declared schema."""
+    """The Delta table a source's readers read, checked against the declared
+    schema. A missing table is created empty when it is the warehouse's own
+    (a relative location, or a file source's ingested table); a Delta source
+    at a location of its own (with a scheme) must be there: an empty table
+    made in its place would hide a wrong location."""
     path = stored_path(io, step)
-    if not delta_exists(spark, path):
+    external = step.format == "delta" and io.warehouse.source_path(step.location) == step.location
+    if not external and not delta_exists(spark, path):
         ensure_table(spark, path, declared_schema(step))
         return path
-    actual = {f.name.lower(): f for f in spark.read.format("delta").load(path).schema.fields}
+    try:
+        fields = spark.read.format("delta").load(path).schema.fields
+    except (PySparkException, Py4JJavaError) as err:
+        cause = root_cause(err)
+        raise SourceError(
+            f"source '{step.name}' (declared at {step.where}) cannot be read from the Delta "
+            f"table at {path}: {cause.summary.rstrip('.')}; check the table, or the source's "
+            "location",
+            cause.detail) from None
+    check_declared_types(spark, step, path, fields)
+    return path
+
+
+def check_declared_types(spark: SparkSession, step: SourceStep, path: str,
+                         fields: list[StructField]) -> None:
+    """Every declared column is in the table, with the declared type or one
+    that widens to it without loss (INT read as BIGINT, FLOAT as DOUBLE)."""
+    actual = {f.name.lower(): f for f in fields}
+    declared = {f.name.lower(): f.dataType for f in declared_schema(step).fields}
     for col in step.declared:
         field = actual.get(col.name.lower())
         if field is None:
@@ -103,7 +133,26 @@ def ensure_source(spark: SparkSession, io: StepIO, step: SourceStep) -> str:
                 f"source '{step.name}' declares column '{col.name}', but the Delta table at "
                 f"{path} has no such column (it has: {', '.join(actual) or 'none'}); fix the "
                 f"declaration at {step.where}")
-    return path
+        want = declared[col.name.lower()]
+        if not _widens(field.dataType, want):
+            has, wants = field.dataType.simpleString().upper(), want.simpleString().upper()
+            raise SourceError(
+                f"source '{step.name}' column '{col.name}' is {has} in the Delta table at "
+                f"{path} (version {delta_version(spark, path)}) but declared {wants} at "
+                f"{step.where}; fix the declaration (then rebuild the steps that read it: "
+                f"`splice run --rebuild all`), or restore the column's type in the table")
+
+
+_INTEGRAL = ["tinyint", "smallint", "int", "bigint"]
+
+
+def _widens(has: DataType, wants: DataType) -> bool:
+    a, b = has.simpleString(), wants.simpleString()
+    if a == b:
+        return True
+    if a in _INTEGRAL and b in _INTEGRAL:
+        return _INTEGRAL.index(a) < _INTEGRAL.index(b)
+    return (a, b) == ("float", "double") or (a in _INTEGRAL[:3] and b == "double")
 
 
 def read_source_stream(io: StepIO, step: SourceStep, **options: str) -> DataFrame:
@@ -144,9 +193,10 @@ def run_source(io: StepIO, step: SourceStep) -> SourceReport:
             bad.unpersist()
         reached(KillPoint.OUTPUT_COMMITTED, step.id)
 
-    query = (spark.readStream.format("delta").load(path).writeStream.foreachBatch(check)
-             .trigger(availableNow=True).option("checkpointLocation", io.checkpoint(step))
-             .queryName(f"source:{step.id}").start())
+    checkpoint = io.checkpoint(step)
+    query = (spark.readStream.format("delta").load(path).writeStream
+             .foreachBatch(recorded(check, checkpoint)).trigger(availableNow=True)
+             .option("checkpointLocation", checkpoint).queryName(f"source:{step.id}").start())
     query.awaitTermination()
     return SourceReport(rows=0, dead_letters=rows_written_since(spark, dead_path, dead_before),
                         version=delta_version(spark, path), path=path)

@@ -55,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pipeline", default="pipelines/demo")
 
     args = parser.parse_args(argv)
+    if args.command in ("run", "test", "demo"):
+        from engine.errors import quiet_spark_error_logs
+
+        quiet_spark_error_logs()
     handler = {"validate": _validate, "explain": _explain, "run": _run, "test": _test,
                "demo": _demo, "maintain": _maintain}[args.command]
     try:
@@ -109,6 +113,8 @@ def _run(args: argparse.Namespace) -> int:
                        parallel=args.parallel, wait=args.wait)
     except (StepFailed, DefinitionChanged, LockBusy, MaintenanceFailed) as err:
         print(f"\nsplice: {err}", file=sys.stderr)
+        if isinstance(err, StepFailed):
+            print(f"(the whole error is in {_log_detail(err)})", file=sys.stderr)
         return 1
     except KeyError as err:  # --rebuild named no step of the pipeline
         print(f"splice: {err.args[0]}", file=sys.stderr)
@@ -130,6 +136,17 @@ def _maintain(args: argparse.Namespace) -> int:
         print(f"splice: {err}", file=sys.stderr)
         return 1
     return 0
+
+
+def _log_detail(err) -> str:
+    """Append a failure's whole text (every cause, the JVM's stack trace) to
+    the Spark log the JVM writes to; the screen gets the one paragraph."""
+    from resources.spark import spark_log_path
+
+    path = spark_log_path()
+    with open(path, "a") as log:
+        log.write(f"\n== splice: {err}\n{err.detail}\n")
+    return path
 
 
 def run_and_report(pipeline, warehouse: str, master: str = "local[2]",
