@@ -100,7 +100,9 @@ def merge_killer(step_id: str):
     modified data'. Its data files are then being written and its commit
     is not made. For the UDF to be evaluated in that phase, the caller
     turns Delta's materialization of the MERGE's source off in the armed
-    run (``spark.databricks.delta.merge.materializeSource=none``)."""
+    run (``spark.databricks.delta.merge.materializeSource=none``) and
+    hands it the source as plain rows, free of cached plans (Delta refuses a
+    source whose cached parts change while the MERGE runs)."""
     if not armed(KillPoint.INSIDE_MERGE, step_id):
         return None
     from pyspark import TaskContext

@@ -102,8 +102,11 @@ def input_markers(step: Step, io: StepIO) -> dict[str, str]:
             path = io.table_path(step)
             markers[path] = str(delta_version(spark, path))
         else:
+            # Every file with its size and time: a file changed in place
+            # runs the source again, which reports it.
             raw = io.warehouse.source_path(step.location)
-            markers[raw] = ",".join(fs.list_names(spark, raw))
+            markers[raw] = ",".join(f"{name}:{size}:{ms}"
+                                    for name, size, ms in fs.list_files(spark, raw))
         return markers
     streamed = (physical_join(step).streamed_inputs() if isinstance(step, JoinStep)
                 else step.inputs[:1])

@@ -12,7 +12,8 @@ and every run says so (``ChangedFile``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -79,3 +80,24 @@ def changed_files(spark: SparkSession, folder: str, checkpoint: str) -> list[Cha
         if name in recorded and recorded[name][:2] != (size, modified):
             changed.append(ChangedFile(name, recorded[name][0], size, recorded[name][1], modified))
     return changed
+
+
+def _last_report(checkpoint: str) -> str:
+    return f"{checkpoint.rstrip('/')}/splice_changed_files.json"
+
+
+def save_changed(spark: SparkSession, checkpoint: str, changed: list[ChangedFile]) -> None:
+    """Keep what the last run found, for the runs that skip the source
+    because none of its files changed since (their answer is the same)."""
+    fs.write_text(spark, _last_report(checkpoint), json.dumps([asdict(c) for c in changed]))
+
+
+def last_changed(spark: SparkSession, checkpoint: str) -> list[ChangedFile]:
+    """What the last run of the source found (nothing if it never ran)."""
+    path = _last_report(checkpoint)
+    if not fs.exists(spark, path):
+        return []
+    try:
+        return [ChangedFile(**c) for c in json.loads(fs.read_text(spark, path))]
+    except (OSError, ValueError, TypeError):
+        return []

@@ -34,6 +34,7 @@ from resources.file_manifest import (
     changed_files,
     manifest_path,
     manifest_rows,
+    save_changed,
 )
 from sql.plan import SourceStep
 
@@ -95,9 +96,10 @@ def ingest_json(io: StepIO, step: SourceStep, path: str, dead_path: str,
              .trigger(availableNow=True)
              .option("checkpointLocation", checkpoint).queryName(f"source:{step.id}").start())
     query.awaitTermination()
+    changed = changed_files(spark, folder, checkpoint)
+    save_changed(spark, checkpoint, changed)
     return (rows_written_since(spark, path, before),
-            rows_written_since(spark, dead_path, dead_before),
-            changed_files(spark, folder, checkpoint))
+            rows_written_since(spark, dead_path, dead_before), changed)
 
 
 def numbered_lines(batch: DataFrame) -> DataFrame:

@@ -32,7 +32,7 @@ from engine.io import (
     rows_written_since,
 )
 from resources.dead_letters import DEAD_LETTER_SCHEMA, append_dead_letters, dead_letters
-from resources.file_manifest import ChangedFile, changed_files
+from resources.file_manifest import ChangedFile, last_changed
 from resources.json_source import ingest_json
 from sql.plan import SourceStep
 
@@ -203,8 +203,9 @@ def run_source(io: StepIO, step: SourceStep) -> SourceReport:
 
 
 def source_changed_files(io: StepIO, step: SourceStep) -> list[ChangedFile]:
-    """A file source's files changed in place after they were ingested."""
+    """A file source's files changed in place after they were ingested, as
+    its last run found them: a run that skips the source saw the same
+    files (the source's input markers hold every file's size and time)."""
     if step.format == "delta":
         return []
-    return changed_files(io.spark, io.warehouse.source_path(step.location),
-                         io.checkpoint(step))
+    return last_changed(io.spark, io.checkpoint(step))

@@ -7,6 +7,7 @@ test session. Starting Spark costs seconds, so it is started once and shared.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import tempfile
@@ -83,12 +84,29 @@ class SparkResource(ConfigurableResource):
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
             os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
             builder = SparkSession.builder.master(self.master).appName(self.app_name)
-            for key, value in {**_base_conf(self.shuffle_partitions), **self.conf}.items():
+            settings = {**_base_conf(self.shuffle_partitions), **env_conf(), **self.conf}
+            for key, value in settings.items():
                 builder = builder.config(key, value)
             with _jvm_output_to(spark_log_path()):
                 spark = configure_spark_with_delta_pip(builder).getOrCreate()
             spark.sparkContext.setLogLevel("ERROR")
             return spark
+
+
+def env_conf() -> dict[str, str]:
+    """Extra Spark settings from ``SPLICE_SPARK_CONF``: a JSON object of
+    setting names to values (``{"spark.sql.shuffle.partitions": "4"}``).
+    They override Splice's own; the resource's ``conf`` overrides them."""
+    text = os.environ.get("SPLICE_SPARK_CONF", "").strip()
+    if not text:
+        return {}
+    try:
+        values = json.loads(text)
+    except ValueError as err:
+        raise ValueError(f"SPLICE_SPARK_CONF is not a JSON object: {err}") from None
+    if not isinstance(values, dict):
+        raise ValueError("SPLICE_SPARK_CONF must be a JSON object of setting: value")
+    return {str(k): str(v) for k, v in values.items()}
 
 
 def spark_log_path() -> str:

@@ -11,6 +11,7 @@ table must end up with exactly the same rows.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import signal
 import subprocess
@@ -24,7 +25,7 @@ from engine.io import StepIO
 from engine.runner import run_pipeline
 from splice.cases import append_rows
 from sql.plan import Kind, Pipeline
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_SPARK_CONF
 
 BASE = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 PIPELINE = ROOT / "tests" / "crash" / "pipeline.sql"
@@ -58,7 +59,7 @@ def round_rows(n: int) -> dict[str, list[dict[str, Any]]]:
                    "ts": ts(1)})
     customers = [{"id": c, "name": f"c{c}-r{n}", "tier": 1 + (c + n) % 3, "ts": ts(c)}
                  for c in range(1, 5) if (c + n) % 3 != 0]
-    tiers = [{"id": t, "label": f"t{t}-r{n}", "grp": 1 + (t * n) % 3, "ts": ts(t)}
+    tiers = [{"id": t, "label": f"t{t}-r{n}", "grp": 1 + (t + n) % 3, "ts": ts(t)}
              for t in range(1, 4)]
     payments = [{"pid": 100 * n + i, "order_id": 100 * n + i, "paid": 10 * i + n,
                  "ts": ts(10 * i + 5 * (i % 2))} for i in range(0, 8, 2)]
@@ -73,7 +74,8 @@ def add_round(io: StepIO, n: int) -> None:
 def run_killed(io: StepIO, kill: Kill) -> str:
     """``splice run`` in a child process, killed at ``kill``; fails unless it
     died by SIGKILL (the point was reached). Returns its output."""
-    env = {**os.environ, ENV: str(kill), "SPLICE_DRIVER_MEMORY": "1g"}
+    env = {**os.environ, ENV: str(kill), "SPLICE_DRIVER_MEMORY": "1g",
+           "SPLICE_SPARK_CONF": json.dumps(TEST_SPARK_CONF)}
     proc = subprocess.run(
         [sys.executable, "-m", "splice.cli", "run", str(PIPELINE),
          "--warehouse", io.warehouse.root, "--parallel", "1"],
