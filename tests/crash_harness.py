@@ -98,8 +98,7 @@ def table_rows(io: StepIO) -> dict[str, Counter]:
     tables: dict[str, Counter] = {}
     for name, step in pipeline.outputs.items():
         df = spark.read.format("delta").load(io.table_path(step))
-        tables[name] = Counter(tuple(sorted(r.asDict(recursive=True).items(), key=str))
-                               for r in df.collect())
+        tables[name] = Counter(_hashable(r.asDict(recursive=True)) for r in df.collect())
         if step.kind == Kind.TABLE:
             keys = Counter(repr(r["_key"]) for r in df.select("_key").collect())
             assert max(keys.values(), default=1) == 1, f"{name}: a key twice"
@@ -110,6 +109,12 @@ def table_rows(io: StepIO) -> dict[str, Counter]:
             tables[f"dead_letter:{name}"] = Counter(
                 tuple(sorted(r.asDict().items())) for r in df.collect())
     return tables
+
+
+def _hashable(row: dict[str, Any]) -> tuple:
+    """A row as a sorted tuple of (column, value), struct values included."""
+    return tuple(sorted((k, _hashable(v) if isinstance(v, dict) else v)
+                        for k, v in row.items()))
 
 
 def differences(expected: dict[str, Counter], actual: dict[str, Counter]) -> dict[str, str]:

@@ -98,7 +98,7 @@ def _kill_and_compare(spark: Any, tmp_path: Path, pipeline: Pipeline, kills: lis
     assert differences(expected, actual) == {}
     # The comparison covers what could go wrong: LEFT rows null-padded when
     # their window closed, dead letters, a row of every output.
-    assert any(dict(row)["paid"] is None for row in expected["paid_left"])
+    assert any(dict(row)["paid"] is None for row in expected["paid_left"])  # null-padded
     assert sum(expected["dead_letter:orders"].values()) == ROUNDS
     assert all(sum(rows.values()) > 0 for rows in expected.values())
     print(f"\n{len(kills)} kills at {len({k.point for k in kills})} kill points over "
