@@ -284,8 +284,10 @@ def run_pipeline(pipeline: Pipeline, io: StepIO,
     maintenance the policy says is due (engine/maintenance.py). The steps
     ``rebuild`` names (a closed set: definitions.rebuild_targets) are
     dropped first, under the lock, to be recomputed from their sources."""
+    # Claimed before the lock is taken: a refused pipeline leaves nothing
+    # behind in the warehouse (claims are created only when absent).
+    claim(pipeline, io)  # refuses a name or output another pipeline owns (ClaimRefused)
     with pipeline_lock(io.warehouse, pipeline.name, wait=wait):
-        claim(pipeline, io)  # refuses a name or output another pipeline owns (ClaimRefused)
         if rebuild:
             definitions.drop(pipeline, io, rebuild)
         reports = run_steps(pipeline, io, on_step, parallel)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,13 @@ CASES = ROOT / "tests" / "cases"
 # Spark's own test suites run as a mode of equal standing: the rows are the
 # same. Everything else (the demo, the benchmarks, a user's session) keeps
 # Spark's defaults. See docs/DECISIONS.md.
+# Automatic maintenance (every 10th run compacts and vacuums every table of
+# the pipeline) is off in the test session: the acceptance cases that run
+# their pipeline once per record spent minutes compacting tables of a few
+# rows. tests/test_maintenance.py runs it with an explicit policy, and the
+# streams that read maintained tables are checked there.
+os.environ.setdefault("SPLICE_MAINTAIN_EVERY", "0")
+
 TEST_SPARK_CONF = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",

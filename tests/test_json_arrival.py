@@ -11,6 +11,7 @@ import random
 import pytest
 
 from engine.runner import run_pipeline
+from resources.warehouse import WarehouseResource
 from tests.pipeline_helpers import make_io, output_rows
 
 pytestmark = pytest.mark.spark
@@ -64,6 +65,8 @@ def test_files_arriving_in_one_run_apply_in_arrival_order(spark, warehouse) -> N
     run_pipeline(together.pipeline, together)
     assert output_rows(together, "latest", "id", "name") == expected
 
+    # Another warehouse: one output name belongs to one pipeline.
+    warehouse = WarehouseResource(root=warehouse.root + "-one-by-one")
     one_by_one = _pipeline(spark, warehouse, "one_by_one")
     for name, rows, mtime in files:
         _write(warehouse.source_path("one_by_one"), name, rows, mtime)
