@@ -20,8 +20,8 @@ from sqlglot import exp
 
 from sql import nodes
 from sql.conditions import EqualityPart, SplitCondition
-from sql.dialect import split_compact_duration
 from sql.errors import Position, SqlError
+from sql.parsing.lexical import split_compact_duration
 from sql.scope import Input, Resolved, Scope
 
 

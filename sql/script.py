@@ -16,8 +16,10 @@ from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from sql import nodes
-from sql.dialect import PIPELINE_STATEMENTS, Splice
+from sql.dialect import Splice
 from sql.errors import Position, SqlError, SqlErrors, position_in
+from sql.parsing.parser import SpliceParser
+from sql.parsing.statements import PIPELINE_STATEMENTS
 
 _DIALECT = Splice()
 
@@ -94,7 +96,8 @@ def _tokenize(source: _Source) -> list[Token]:
     try:
         return tokenizer.tokenize(source.text)
     except TokenError:
-        raise _Rejected(_token_error(source, _failed_token_offset(tokenizer))) from None
+        offset = _failed_token_offset(tokenizer.tokens, source.text)
+        raise _Rejected(_token_error(source, offset)) from None
     except Exception:  # a tokenizer bug must not reach the user as a traceback
         raise _Rejected(
             SqlError(source.at(0), "the file could not be read as SQL",
@@ -102,10 +105,57 @@ def _tokenize(source: _Source) -> list[Token]:
         ) from None
 
 
-def _failed_token_offset(tokenizer: object) -> int:
-    """The offset of the token the tokenizer was reading when it failed."""
-    start = getattr(getattr(tokenizer, "_core", None), "_start", 0)
-    return start if isinstance(start, int) else 0
+def _failed_token_offset(tokens: list[Token], text: str) -> int:
+    """The offset of the token the tokenizer was reading when it failed.
+
+    ``tokens`` are those it read before failing (sqlglot's public
+    ``Tokenizer.tokens``); the failing token is the first thing after the
+    last of them that is neither white space nor a whole comment."""
+    offset = tokens[-1].end + 1 if tokens else 0
+    while offset < len(text):
+        if text[offset].isspace():
+            offset += 1
+            continue
+        end = _comment_end(text, offset)
+        if end is None:
+            return offset
+        offset = end
+    return len(text)
+
+
+def _comment_end(text: str, offset: int) -> int | None:
+    """Where the comment that starts at ``offset`` ends; ``None`` when no
+    comment starts there, or one starts and is never closed.
+
+    Comments are those the dialect's tokenizer declares (``COMMENTS``, and
+    Jinja's ``{# #}``, which sqlglot reads in every dialect). A block
+    comment ends at the first of its closing marks that the tokenizer itself
+    accepts as its end (nested comments included)."""
+    tokenizer = Splice.Tokenizer
+    for comment in [*tokenizer.COMMENTS, ("{#", "#}")]:
+        start, close = (comment, None) if isinstance(comment, str) else comment
+        if not text.startswith(start, offset):
+            continue
+        if close is None:  # a line comment
+            stops = "\n" if tokenizer.COMMENTS_TERMINATE_AT_NEWLINE_ONLY else "\n\r"
+            ends = [end for stop in stops if (end := text.find(stop, offset)) != -1]
+            return min(ends, default=len(text))
+        found = text.find(close, offset + len(start))
+        while found != -1:
+            end = found + len(close)
+            if _only_comments(text[offset:end]):
+                return end
+            found = text.find(close, found + 1)
+        return None
+    return None
+
+
+def _only_comments(text: str) -> bool:
+    """Whether ``text`` tokenizes to nothing: white space and whole comments."""
+    try:
+        return not _DIALECT.tokenize(text)
+    except TokenError:
+        return False
 
 
 def _token_error(source: _Source, offset: int) -> SqlError:
@@ -197,9 +247,9 @@ def _not_a_statement(source: _Source, first: Token) -> SqlError:
     )
 
 
-def _internal_error(source: _Source, parser: object, first: Token) -> SqlError:
-    current = getattr(parser, "_curr", None)
-    offset = current.start if isinstance(current, Token) and current else first.start
+def _internal_error(source: _Source, parser: SpliceParser, first: Token) -> SqlError:
+    current = parser.current_offset()
+    offset = first.start if current is None else current
     return SqlError(
         source.at(offset),
         "syntax error: this statement could not be parsed here",

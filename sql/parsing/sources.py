@@ -1,0 +1,105 @@
+"""``CREATE STREAM|TABLE|SOURCE name (columns [, WATERMARK FOR ...]) WITH (...)``:
+the column list, the watermark and the options of a declared source."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.parser import SENTINEL_NONE
+from sqlglot.tokens import TokenType
+
+from sql import nodes
+from sql.parsing.lexical import LexicalParser, is_word_token
+
+
+class SourceParser(LexicalParser):
+    """The body of a source declaration, after its name."""
+
+    def _parse_create_source(self, kind: str, name: exp.Identifier) -> nodes.CreateSource:
+        context = f"CREATE {kind} {name.name}"
+        columns: list[exp.Expr] = []
+        watermark: nodes.Watermark | None = None
+        while True:
+            if self._match_text_seq("WATERMARK", "FOR"):
+                if watermark is not None:
+                    self._fail(f"{context} declares more than one WATERMARK",
+                               "keep one WATERMARK FOR <column> AS <expression>",
+                               self._tokens[self._index - 2])
+                watermark = self._parse_watermark(context)
+            else:
+                columns.append(self._parse_source_column(context))
+
+            if self._match(TokenType.COMMA):
+                continue
+            if self._match(TokenType.R_PAREN):
+                break
+            self._fail(f"syntax error: expected ',' or ')' after a column in the column "
+                       f"list of {context}",
+                       "separate the columns with ',' and close the list with ')'")
+
+        if not columns:
+            self._fail(f"{context} declares no columns", "declare at least one column")
+
+        options = self._parse_source_options(context) if self._match(TokenType.WITH) else None
+        return self.expression(
+            nodes.CreateSource(this=name, kind=kind, expressions=columns,
+                               watermark=watermark, options=options)
+        )
+
+    def _parse_source_column(self, context: str) -> exp.Expr:
+        first = self._curr
+        named = is_word_token(first) or first.token_type == TokenType.IDENTIFIER
+        column = self._parse_field_def() if named else None
+        if isinstance(column, exp.Identifier) or (
+            isinstance(column, exp.ColumnDef) and not column.args.get("kind")
+        ):
+            self._fail(f"syntax error: column {column.name} of {context} has no type",
+                       f"give it a type: {column.name} STRING, {column.name} INT, ...",
+                       self._curr or SENTINEL_NONE)
+        if not isinstance(column, exp.ColumnDef) or not isinstance(column.this,
+                                                                   exp.Identifier):
+            self._fail(f"syntax error: expected a column name and type in the column list of "
+                       f"{context}", "declare each column as <name> <type>, e.g. id INT",
+                       first or SENTINEL_NONE)
+        return column
+
+    def _parse_watermark(self, context: str) -> nodes.Watermark:
+        column = self._parse_id_var(any_token=False)
+        if not isinstance(column, exp.Identifier):
+            self._fail(f"syntax error: expected the time column after WATERMARK FOR in "
+                       f"{context}", "write WATERMARK FOR ts AS ts - INTERVAL '5' SECOND")
+        if not self._match(TokenType.ALIAS):
+            self._fail(f"syntax error: expected AS after WATERMARK FOR {column.name}",
+                       f"write WATERMARK FOR {column.name} AS {column.name} - "
+                       "INTERVAL '5' SECOND")
+        expression = self._parse_assignment()
+        if expression is None:
+            self._fail(f"syntax error: expected an expression after WATERMARK FOR "
+                       f"{column.name} AS", f"write {column.name} - INTERVAL '5' SECOND")
+        return self.expression(nodes.Watermark(this=column, expression=expression))
+
+    def _parse_source_options(self, context: str) -> list[exp.Property]:
+        if not self._match(TokenType.L_PAREN):
+            self._fail(f"syntax error: expected '(' after WITH in {context}",
+                       "write WITH (location='...', key='...')")
+        options: list[exp.Property] = []
+        while True:
+            name = self._parse_dotted_word() or self._parse_string_as_identifier()
+            if name is None:
+                self._fail(f"syntax error: expected an option name in the WITH (...) of "
+                           f"{context}",
+                           "write options as name='value', e.g. location='orders'")
+            if not self._match(TokenType.EQ):
+                self._fail(f"syntax error: expected '=' after the option {name.name} of "
+                           f"{context}", f"write {name.name}='value'")
+            value = self._parse_plain_value()
+            if value is None:
+                self._fail(f"syntax error: expected a value for the option {name.name} of "
+                           f"{context}", f"write {name.name}='value'")
+            options.append(self.expression(exp.Property(this=exp.var(name.name), value=value)))
+
+            if self._match(TokenType.COMMA):
+                continue
+            if self._match(TokenType.R_PAREN):
+                return options
+            self._fail(f"syntax error: expected ',' or ')' after an option in the WITH (...) "
+                       f"of {context}", "separate options with ',' and close the list with ')'")
