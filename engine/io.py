@@ -18,10 +18,9 @@ from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructT
 
 from engine import faults, fs
 from resources.warehouse import WarehouseResource
+from sql.columns import KEY as KEY  # re-exported: defined once in sql/columns.py
+from sql.columns import ROWTIME as ROWTIME
 from sql.plan import Kind, Pipeline, SourceStep, Step
-
-KEY = "_key"
-ROWTIME = "ROWTIME"
 
 
 @dataclass

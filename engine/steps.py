@@ -5,10 +5,11 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from engine.io import KEY, ROWTIME, StepIO, merge_by_key
+from engine.io import StepIO, merge_by_key
 from engine.query import BatchTarget, Sink, StepQuery
 from joins.physical.lookup import has_fact
 from joins.planner import physical_join
+from sql.columns import KEY, ROWTIME
 from sql.plan import (
     AggregateStep,
     JoinStep,

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from sql.columns import ROWTIME
 from sql.errors import Position, SqlError
 from sql.nodes import PathAlias
 from sql.projection import ProjectionBuilder, ProjectionResult
-from sql.scope import ROWTIME, Compiled, Scope
+from sql.scope import Compiled, Scope
 from sql.types import UNKNOWN, struct_type
 
 AGGREGATES: dict[type[exp.Expression], str] = {

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from sql.columns import KEY, ROWTIME
 from sql.errors import Position, SqlError
 from sql.nodes import PathAlias
 from sql.plan import ColumnSpec, Projection
-from sql.scope import KEY, ROWTIME, VALUE, Compiled, Input, Scope, column_parts
+from sql.scope import VALUE, Compiled, Input, Scope, column_parts
 from sql.types import struct_type
 
 

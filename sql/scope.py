@@ -18,13 +18,12 @@ from sqlglot.errors import OptimizeError, SchemaError
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.schema import MappingSchema
 
+from sql.columns import KEY, ROWTIME
 from sql.errors import Position, SqlError
 from sql.plan import Relation
 from sql.types import UNKNOWN, struct_type
 
-KEY = "_key"
 VALUE = "_value"
-ROWTIME = "ROWTIME"
 
 
 @dataclass

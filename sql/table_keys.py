@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from sql.columns import KEY
 from sql.conditions import SplitCondition
 from sql.plan import JoinType
-from sql.scope import KEY, Compiled, Input
+from sql.scope import Compiled, Input
 from sql.types import struct_type
 
 

@@ -32,12 +32,13 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
-from engine.io import KEY, append, ensure_table, merge_by_key
+from engine.io import append, ensure_table, merge_by_key
 from engine.query import BatchTarget, Sink, StepQuery
 from joins.explain import ExplainNode
 from joins.physical.base import PhysicalJoin
 from joins.physical.lookup import has_fact
 from joins.strategy import Strategy
+from sql.columns import KEY
 from sql.plan import AsofInequality, JoinType, Kind
 
 if TYPE_CHECKING:

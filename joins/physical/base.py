@@ -9,9 +9,9 @@ from pydantic import BaseModel, ConfigDict
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from engine.io import KEY, ROWTIME
 from joins.explain import ExplainNode
 from joins.strategy import Strategy
+from sql.columns import KEY, ROWTIME
 from sql.plan import JoinStep
 
 if TYPE_CHECKING:

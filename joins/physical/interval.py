@@ -36,12 +36,12 @@ from typing import TYPE_CHECKING, ClassVar
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from engine.io import ROWTIME
 from engine.query import StepQuery
 from joins.explain import ExplainNode, duration
 from joins.physical.base import PhysicalJoin
 from joins.physical.lookup import has_fact
 from joins.strategy import Strategy
+from sql.columns import ROWTIME
 from sql.plan import JoinType, Window
 
 if TYPE_CHECKING:

@@ -38,8 +38,9 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
-from engine.io import KEY, ROWTIME, IdempotentDml, append, ensure_table
+from engine.io import IdempotentDml, append, ensure_table
 from engine.query import BatchTarget
+from sql.columns import KEY, ROWTIME
 
 SOURCE = "__splice_from"  # which input a row of the tagged stream comes from
 RECORD = "__splice_record"  # a stream record, as a struct

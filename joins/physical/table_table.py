@@ -36,11 +36,12 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
-from engine.io import KEY, merge_by_key
+from engine.io import merge_by_key
 from engine.query import BatchTarget, Sink, StepQuery
 from joins.explain import ExplainNode
 from joins.physical.base import PhysicalJoin
 from joins.strategy import Strategy
+from sql.columns import KEY
 from sql.plan import JoinType
 
 if TYPE_CHECKING:
