@@ -8,7 +8,7 @@ from joins.physical.interval import IntervalJoin
 from joins.physical.lookup import StreamTableLookup
 from joins.physical.table_table import IncrementalTableJoin
 from joins.strategy import Strategy, choose_strategy
-from sql.errors import Position, SqlError
+from sql.errors import SqlError
 from sql.plan import JoinStep
 
 PHYSICAL: dict[Strategy, type[PhysicalJoin]] = {
@@ -23,7 +23,7 @@ def physical_join(step: JoinStep) -> PhysicalJoin:
     """The physical join for ``step``; a positioned error when Splice cannot
     run that strategy (yet)."""
     strategy = choose_strategy(step)
-    where = Position(step.where.file, step.where.line, step.where.col)
+    where = step.where
     if strategy == Strategy.INTERVAL and step.window is None:
         # The analyzer lets a CROSS JOIN of two streams through without one.
         raise SqlError(where, f"a stream-stream {step.join_type.value} JOIN needs a window: "

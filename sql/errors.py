@@ -13,7 +13,11 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Position:
-    """A place in a SQL file; line and column are 1-based."""
+    """A place in a SQL file; line and column are 1-based.
+
+    The one position type: errors carry it, and so does every plan step
+    (``StepBase.where``, where its statement starts), serialized as
+    ``{"file", "line", "col"}``."""
 
     file: str
     line: int

@@ -19,6 +19,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sql.errors import Position
+
 
 class Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -35,17 +37,6 @@ class JoinType(StrEnum):
     RIGHT = "RIGHT"
     FULL = "FULL"
     CROSS = "CROSS"
-
-
-class Where(Model):
-    """Where a statement came from, for errors and EXPLAIN."""
-
-    file: str
-    line: int
-    col: int
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
 
 
 class ColumnSpec(Model):
@@ -132,7 +123,7 @@ class StepBase(Model):
     relation: Relation
     # The output this step writes, when it is one (INSERT INTO / CREATE ... AS).
     output: str | None = None
-    where: Where
+    where: Position  # where the step's statement starts, for errors and EXPLAIN
     sql: str = ""  # the statement text this step came from
 
     @property

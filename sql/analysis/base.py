@@ -12,7 +12,7 @@ from sql import nodes
 from sql.errors import Position, SqlError
 from sql.intervals import parse_duration_ms
 from sql.names import check_step_id
-from sql.plan import Kind, Step, Where
+from sql.plan import Kind, Step
 from sql.script import ParsedStatement, node_position
 
 
@@ -25,9 +25,9 @@ class CurrentStatement:
     file: str
 
     @property
-    def where(self) -> Where:
-        p = self.parsed.position
-        return Where(file=p.file, line=p.line, col=p.col)
+    def where(self) -> Position:
+        """Where the statement starts: the provenance of its steps."""
+        return self.parsed.position
 
     def pos(self, node: exp.Expression | None) -> Position:
         if node is None:
