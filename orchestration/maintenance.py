@@ -7,11 +7,17 @@ materializes nothing. It waits for a run of the pipeline like a step does.
 
 from dagster import Failure, JobDefinition, OpExecutionContext, job, op
 
-from engine.io import StepIO
-from engine.lock import LockBusy, dagster_lock_wait, pipeline_lock
-from engine.maintenance import MaintenanceFailed, MaintenancePolicy, maintain
-from resources.spark import SparkResource
-from resources.warehouse import WarehouseResource
+from orchestration.bridge import (
+    LockBusy,
+    MaintenanceFailed,
+    MaintenancePolicy,
+    SparkResource,
+    StepIO,
+    WarehouseResource,
+    dagster_lock_wait,
+    maintain,
+    pipeline_lock,
+)
 from sql.plan import Pipeline
 
 
