@@ -90,7 +90,7 @@ def _run(steps: tuple[Step, ...], io: StepIO, context: AssetExecutionContext,
     reports = []
     try:
         with pipeline_lock(warehouse, pipeline.name, wait=dagster_lock_wait(),
-                           owner=f"dagster run {context.run_id}, step {steps[-1].id}"):
+                           owner=f"dagster run {context.run.run_id}, step {steps[-1].id}"):
             for step in steps:
                 reports.append(run_step(step, io))
                 r = reports[-1]

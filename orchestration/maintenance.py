@@ -30,7 +30,7 @@ def maintenance_job(pipeline: Pipeline) -> JobDefinition:
         policy = MaintenancePolicy.from_env()
         try:
             with pipeline_lock(warehouse, pipeline.name, wait=dagster_lock_wait(),
-                               owner=f"dagster run {context.run_id}, maintenance"):
+                               owner=f"dagster run {context.run.run_id}, maintenance"):
                 reports = maintain(io, policy)
         except (LockBusy, MaintenanceFailed) as err:
             raise Failure(description=str(err)) from None
