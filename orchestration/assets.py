@@ -1,9 +1,16 @@
-"""The asset factory: a compiled pipeline in, one Dagster asset per step out.
+"""The asset factory: a compiled pipeline in, Dagster assets out.
 
 Each asset runs its step once, incrementally (the same ``run_step`` the CLI
 uses), and records what it wrote: rows, Delta version, duration, the output
-schema. Its description carries the step's EXPLAIN tree.
+schema. A :class:`~orchestration.translator.SpliceTranslator` gives each
+asset its key, group, description, metadata, tags, owners, code version and
+automation condition. With ``hide_internal_steps`` an asset first runs the
+hidden steps it reads (orchestration/layout.py), under the same lock.
 """
+
+# No `from __future__ import annotations`: Dagster reads the asset function's
+# annotations (the context type) at definition time.
+import hashlib
 
 from dagster import (
     AssetCheckResult,
@@ -19,21 +26,28 @@ from dagster import (
     asset,
 )
 
-from engine.definitions import DefinitionChanged
-from engine.io import StepIO
-from engine.lock import LockBusy, dagster_lock_wait, pipeline_lock
-from engine.runner import StepFailed, StepReport, run_step
-from resources.spark import SparkResource
-from resources.warehouse import WarehouseResource
-from splice.explain import explain_step, step_header
+from orchestration.bridge import (
+    DefinitionChanged,
+    LockBusy,
+    SparkResource,
+    StepFailed,
+    StepIO,
+    StepReport,
+    WarehouseResource,
+    dagster_lock_wait,
+    pipeline_lock,
+    run_step,
+)
+from orchestration.layout import AssetShape, asset_shapes, hidden_steps
+from orchestration.translator import SpliceTranslator, safe_name
 from sql.plan import Pipeline, SourceStep, Step
 
 FILES_UNCHANGED = "files_unchanged_after_ingest"
 
 
 def asset_key(pipeline: Pipeline, step_id: str) -> AssetKey:
-    safe = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in step_id)
-    return AssetKey([pipeline.name, safe])
+    """The default key of a step's asset, ``<pipeline>/<step>``."""
+    return AssetKey([pipeline.name, safe_name(step_id)])
 
 
 def _is_file_source(step: Step) -> bool:
@@ -52,51 +66,96 @@ def files_unchanged(report: StepReport) -> AssetCheckResult:
                             metadata=metadata)
 
 
-def step_asset(pipeline: Pipeline, step: Step) -> AssetsDefinition:
-    key = asset_key(pipeline, step.id)
+def _code_version(shape: AssetShape, pipeline: Pipeline,
+                  translator: SpliceTranslator) -> str | None:
+    """The translator's code version of the step; when the asset also runs
+    hidden steps, a hash of theirs and its own, so that editing a hidden
+    step shows as a new version of the asset that runs it."""
+    own = translator.get_code_version(shape.step, pipeline)
+    if not shape.runs_first:
+        return own
+    versions = [(s.id, translator.get_code_version(s, pipeline))
+                for s in (*shape.runs_first, shape.step)]
+    if all(v is None for _, v in versions):
+        return None
+    text = "\n".join(f"{i}={v or ''}" for i, v in versions)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _run(steps: tuple[Step, ...], io: StepIO, context: AssetExecutionContext,
+         warehouse: WarehouseResource) -> list[StepReport]:
+    """Run ``steps`` in order under the pipeline's lock (a `splice run` of
+    the pipeline cannot run at the same time); one clear Failure otherwise."""
+    pipeline = io.pipeline
+    reports = []
+    try:
+        with pipeline_lock(warehouse, pipeline.name, wait=dagster_lock_wait(),
+                           owner=f"dagster run {context.run.run_id}, step {steps[-1].id}"):
+            for step in steps:
+                reports.append(run_step(step, io))
+                r = reports[-1]
+                context.log.info(f"{step.id}: {r.rows_written} rows written in "
+                                 f"{r.seconds:.1f}s")
+    except StepFailed as err:
+        raise Failure(description=str(err),
+                      metadata={"error": MetadataValue.text(err.detail)}) from None
+    except (DefinitionChanged, LockBusy) as err:
+        raise Failure(description=str(err)) from None
+    return reports
+
+
+def step_asset(pipeline: Pipeline, step: Step, translator: SpliceTranslator | None = None,
+               shape: AssetShape | None = None) -> AssetsDefinition:
+    """The asset of ``step``; ``shape`` says which hidden steps it runs first
+    and which steps it depends on (default: none hidden, its inputs)."""
+    t = translator or SpliceTranslator()
+    shape = shape or AssetShape(step=step, runs_first=(), reads=step.inputs)
+    key = t.get_asset_key(step, pipeline)
     checks = ([AssetCheckSpec(FILES_UNCHANGED, asset=key, description=(
         "Every file of the source was read whole: none changed in place after it "
         "was ingested (write a file elsewhere, then rename it into the folder)."))]
         if _is_file_source(step) else [])
-    explain = explain_step(step).render()
-    description = (f"{step_header(step)}\n\n```\n{explain}\n```\n\n"
-                   f"From {step.where}:\n```sql\n{step.sql.strip()}\n```")
+    metadata = dict(t.get_metadata(step, pipeline))
+    if shape.runs_first:
+        metadata["splice/runs_first"] = ", ".join(s.id for s in shape.runs_first)
+    steps = (*shape.runs_first, step)
 
     @asset(
         key=key,
         check_specs=checks,
-        deps=[asset_key(pipeline, i) for i in step.inputs],
-        group_name=pipeline.name,
-        description=description,
+        deps=[t.get_asset_key(pipeline.step(i), pipeline) for i in shape.reads],
+        group_name=t.get_group_name(step, pipeline),
+        description=t.get_description(step, pipeline),
         kinds={"spark", "delta"},
-        tags={"splice/op": step.op, "splice/kind": step.kind.value},
-        metadata={"splice/explain": MetadataValue.md(f"```\n{explain}\n```"),
-                  "splice/step": step.id, "splice/kind": step.kind.value},
+        tags=dict(t.get_tags(step, pipeline)),
+        metadata=metadata,
+        owners=list(t.get_owners(step, pipeline)),
+        code_version=_code_version(shape, pipeline, t),
+        automation_condition=t.get_automation_condition(step, pipeline),
     )
     def _step(context: AssetExecutionContext, spark: SparkResource,
               warehouse: WarehouseResource) -> MaterializeResult:
         io = StepIO(spark=spark.session(), warehouse=warehouse, pipeline=pipeline)
-        try:  # the pipeline's lock: a `splice run` of it cannot run at the same time
-            with pipeline_lock(warehouse, pipeline.name, wait=dagster_lock_wait(),
-                               owner=f"dagster run {context.run_id}, step {step.id}"):
-                report = run_step(step, io)
-        except StepFailed as err:
-            raise Failure(description=str(err),
-                          metadata={"error": MetadataValue.text(err.detail)}) from None
-        except (DefinitionChanged, LockBusy) as err:
-            raise Failure(description=str(err)) from None
-        context.log.info(f"{step.id}: {report.rows_written} rows written in "
-                         f"{report.seconds:.1f}s")
+        *first, report = _run(steps, io, context, warehouse)
         metadata = dict(report.metadata())
         metadata["path"] = MetadataValue.path(report.path)
         metadata["dagster/column_schema"] = TableSchema(
-            columns=[TableColumn(name=n, type=t) for n, t in report.schema])
+            columns=[TableColumn(name=n, type=ty) for n, ty in report.schema])
+        if first:
+            metadata["splice/rows_written_first"] = MetadataValue.json(
+                {r.step_id: r.rows_written for r in first})
         return MaterializeResult(metadata=metadata, check_results=(
             [files_unchanged(report)] if checks else None))
 
     return _step
 
 
-def build_assets(pipeline: Pipeline) -> list[AssetsDefinition]:
-    return [step_asset(pipeline, step) for step in pipeline.steps
-            if step.id not in pipeline.explain]
+def build_assets(pipeline: Pipeline, translator: SpliceTranslator | None = None,
+                 hide_internal_steps: bool = False) -> list[AssetsDefinition]:
+    """The assets of a pipeline: one per step, or, with
+    ``hide_internal_steps``, one per step the translator does not call
+    internal (sources and outputs always)."""
+    t = translator or SpliceTranslator()
+    hidden = hidden_steps(pipeline, t) if hide_internal_steps else set()
+    return [step_asset(pipeline, shape.step, t, shape)
+            for shape in asset_shapes(pipeline, hidden)]

@@ -1,16 +1,26 @@
-"""A job per pipeline: every step, upstream first."""
+"""A job per pipeline: every asset of the pipeline, upstream first.
 
-from dagster import AssetSelection, define_asset_job
-from dagster._core.definitions.unresolved_asset_job_definition import (
-    UnresolvedAssetJobDefinition,
-)
+The job selects the pipeline's assets by key, not by group: a translator
+may put them in other groups, or several pipelines in one. Sensors and
+schedules name the job (public Dagster API only: the job object
+``define_asset_job`` returns has no public type).
+"""
+
+from collections.abc import Sequence
+
+from dagster import AssetsDefinition, AssetSelection, define_asset_job
 
 from sql.plan import Pipeline
 
 
-def pipeline_job(pipeline: Pipeline) -> UnresolvedAssetJobDefinition:
+def job_name(pipeline: Pipeline) -> str:
+    return f"{pipeline.name}_job"
+
+
+def pipeline_job(pipeline: Pipeline, assets: Sequence[AssetsDefinition]):
+    """The job; its type (what define_asset_job returns) is not public."""
     return define_asset_job(
-        name=f"{pipeline.name}_job",
-        selection=AssetSelection.groups(pipeline.name),
+        name=job_name(pipeline),
+        selection=AssetSelection.assets(*assets),
         description=f"Run every step of pipeline '{pipeline.name}' once, incrementally.",
     )

@@ -7,11 +7,17 @@ materializes nothing. It waits for a run of the pipeline like a step does.
 
 from dagster import Failure, JobDefinition, OpExecutionContext, job, op
 
-from engine.io import StepIO
-from engine.lock import LockBusy, dagster_lock_wait, pipeline_lock
-from engine.maintenance import MaintenanceFailed, MaintenancePolicy, maintain
-from resources.spark import SparkResource
-from resources.warehouse import WarehouseResource
+from orchestration.bridge import (
+    LockBusy,
+    MaintenanceFailed,
+    MaintenancePolicy,
+    SparkResource,
+    StepIO,
+    WarehouseResource,
+    dagster_lock_wait,
+    maintain,
+    pipeline_lock,
+)
 from sql.plan import Pipeline
 
 
@@ -24,7 +30,7 @@ def maintenance_job(pipeline: Pipeline) -> JobDefinition:
         policy = MaintenancePolicy.from_env()
         try:
             with pipeline_lock(warehouse, pipeline.name, wait=dagster_lock_wait(),
-                               owner=f"dagster run {context.run_id}, maintenance"):
+                               owner=f"dagster run {context.run.run_id}, maintenance"):
                 reports = maintain(io, policy)
         except (LockBusy, MaintenanceFailed) as err:
             raise Failure(description=str(err)) from None

@@ -4,11 +4,8 @@ run lets watermarks that earlier rows advanced take effect, as
 
 from dagster import DefaultScheduleStatus, ScheduleDefinition
 
-from orchestration.jobs import UnresolvedAssetJobDefinition
 
-
-def pipeline_schedule(job: UnresolvedAssetJobDefinition,
-                      cron: str = "*/5 * * * *") -> ScheduleDefinition:
-    return ScheduleDefinition(job=job, cron_schedule=cron,
+def pipeline_schedule(job_name: str, cron: str = "*/5 * * * *") -> ScheduleDefinition:
+    return ScheduleDefinition(job_name=job_name, cron_schedule=cron,
                               default_status=DefaultScheduleStatus.STOPPED,
-                              name=f"{job.name}_every_5_minutes")
+                              name=f"{job_name}_every_5_minutes")

@@ -13,8 +13,7 @@ from dagster import (
     sensor,
 )
 
-from orchestration.jobs import UnresolvedAssetJobDefinition
-from resources.warehouse import WarehouseResource
+from orchestration.bridge import WarehouseResource
 from sql.plan import Pipeline, SourceStep
 
 
@@ -31,9 +30,9 @@ def source_marker(warehouse: WarehouseResource, source: SourceStep) -> str:
     return f"{len(files)}:{files[-1] if files else ''}"
 
 
-def pipeline_sensor(pipeline: Pipeline, job: UnresolvedAssetJobDefinition,
+def pipeline_sensor(pipeline: Pipeline, job_name: str,
                     warehouse: WarehouseResource) -> SensorDefinition:
-    @sensor(name=f"{pipeline.name}_new_data", job=job, minimum_interval_seconds=30,
+    @sensor(name=f"{pipeline.name}_new_data", job_name=job_name, minimum_interval_seconds=30,
             default_status=DefaultSensorStatus.STOPPED,
             description=f"Runs '{pipeline.name}' when any of its sources has new data.")
     def _sensor(context: SensorEvaluationContext):

@@ -1,0 +1,23 @@
+"""Everything orchestration/ takes from engine/, resources/ and splice/.
+
+The Dagster modules import these names from here only, so that moving them
+inside engine/ (or resources/, splice/) changes this one file and nothing
+else under orchestration/.
+"""
+
+from engine.definitions import DefinitionChanged, definition_hash
+from engine.io import StepIO
+from engine.lock import LockBusy, dagster_lock_wait, pipeline_lock
+from engine.maintenance import MaintenanceFailed, MaintenancePolicy, maintain
+from engine.runner import StepFailed, StepReport, run_step
+from resources.spark import SparkResource
+from resources.warehouse import WarehouseResource
+from splice.compile import compile_path
+from splice.explain import explain_step, step_header
+
+__all__ = [
+    "DefinitionChanged", "LockBusy", "MaintenanceFailed", "MaintenancePolicy",
+    "SparkResource", "StepFailed", "StepIO", "StepReport", "WarehouseResource",
+    "compile_path", "dagster_lock_wait", "definition_hash", "explain_step", "maintain",
+    "pipeline_lock", "run_step", "step_header",
+]

@@ -1,0 +1,132 @@
+"""The Dagster factory: SQL pipelines in, Dagster ``Definitions`` out.
+
+:func:`splice_definitions` turns a pipeline folder (or a folder of them)
+into definitions: per pipeline, its assets, a job, a sensor, a schedule and
+a maintenance job. A :class:`~orchestration.translator.SpliceTranslator`
+subclass shapes the assets (keys, groups, descriptions, metadata, tags,
+owners, code versions, automation conditions), as a ``DagsterDbtTranslator``
+shapes dbt's; ``hide_internal_steps=True`` shows only sources and outputs,
+each output asset running the steps between them. :func:`splice_assets` is
+the same for one compiled pipeline, assets only.
+``orchestration/definitions.py`` is the default use of this factory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from dagster import AssetsDefinition, Definitions, in_process_executor
+
+from orchestration.assets import build_assets
+from orchestration.bridge import SparkResource, WarehouseResource, compile_path
+from orchestration.jobs import job_name, pipeline_job
+from orchestration.maintenance import maintenance_job
+from orchestration.schedules import pipeline_schedule
+from orchestration.sensors import pipeline_sensor
+from orchestration.translator import SpliceTranslator
+from sql.errors import SqlErrors
+from sql.plan import Pipeline
+
+
+class PipelineLoadError(Exception):
+    """A pipeline does not compile (the message lists every SQL error as
+    file:line:col: rule; fix), or two pipelines clash."""
+
+
+def discover(folder: Path) -> list[Path]:
+    """The pipelines of a folder: its sub-folders holding .sql files, and
+    its own .sql files (one pipeline each)."""
+    return sorted(p for p in folder.iterdir()
+                  if (p.is_dir() and any(p.glob("*.sql"))) or p.suffix == ".sql")
+
+
+def compile_all(folder: Path) -> list[Pipeline]:
+    return _compile(discover(folder))
+
+
+def _compile(paths: list[Path]) -> list[Pipeline]:
+    pipelines, errors = [], []
+    for path in paths:
+        try:
+            pipelines.append(compile_path(path))
+        except SqlErrors as err:
+            errors += [e.render() for e in err.errors]
+    if errors:
+        raise PipelineLoadError("pipelines that do not compile:\n" + "\n".join(errors))
+    return pipelines
+
+
+def _check_unique(pipelines: list[Pipeline]) -> None:
+    names: dict[str, Pipeline] = {}
+    for p in pipelines:
+        if p.name in names:
+            raise PipelineLoadError(f"{names[p.name].origin} and {p.origin} both compile to "
+                                    f"pipeline '{p.name}'; rename one of the two")
+        names[p.name] = p
+    outputs: dict[str, str] = {}
+    for p in pipelines:
+        for name in p.outputs:
+            if name.lower() in outputs:
+                raise PipelineLoadError(f"pipelines '{outputs[name.lower()]}' and '{p.name}' "
+                                        f"both write output '{name}'")
+            outputs[name.lower()] = p.name
+
+
+def splice_assets(pipeline: Pipeline, *, translator: SpliceTranslator | None = None,
+                  hide_internal_steps: bool = False) -> list[AssetsDefinition]:
+    """The assets of one compiled pipeline (``splice.compile.compile_path``)."""
+    return build_assets(pipeline, translator, hide_internal_steps)
+
+
+def build_definitions(pipelines: list[Pipeline], warehouse: WarehouseResource,
+                      spark: SparkResource, *, translator: SpliceTranslator | None = None,
+                      hide_internal_steps: bool = False) -> Definitions:
+    """Definitions for compiled pipelines (see :func:`splice_definitions`)."""
+    _check_unique(pipelines)
+    assets, jobs, sensors, schedules = [], [], [], []
+    for p in pipelines:
+        mine = build_assets(p, translator, hide_internal_steps)
+        assets += mine
+        jobs += [pipeline_job(p, mine), maintenance_job(p)]
+        sensors.append(pipeline_sensor(p, job_name(p), warehouse))
+        schedules.append(pipeline_schedule(job_name(p)))
+    # In process: one run starts one Spark session and every step shares it
+    # (a process per step would start Spark once per step, ~10 s each).
+    return Definitions(assets=assets, jobs=jobs, sensors=sensors, schedules=schedules,
+                       resources={"spark": spark, "warehouse": warehouse},
+                       executor=in_process_executor)
+
+
+def _pipeline_paths(path: Path) -> list[Path]:
+    """A .sql file or a folder holding .sql files is one pipeline; any other
+    folder holds pipelines (its sub-folders and .sql files)."""
+    if path.is_file() or any(path.glob("*.sql")):
+        return [path]
+    return discover(path)
+
+
+def splice_definitions(path: str | os.PathLike[str], *,
+                       translator: SpliceTranslator | None = None,
+                       hide_internal_steps: bool = False,
+                       warehouse: WarehouseResource | None = None,
+                       spark: SparkResource | None = None) -> Definitions:
+    """Dagster definitions for the pipeline(s) at ``path``.
+
+    ``path``: a pipeline (a folder of .sql files, or one .sql file), or a
+    folder of pipelines. ``translator``: a :class:`SpliceTranslator` (or a
+    subclass) that shapes each asset. ``hide_internal_steps``: show sources
+    and outputs only (and whatever the translator's ``is_internal`` keeps);
+    each asset runs the hidden steps it reads first. ``warehouse`` and
+    ``spark`` default to ``SPLICE_WAREHOUSE`` (else ``warehouse/`` under the
+    working directory) and ``SPLICE_SPARK_MASTER`` (else ``local[2]``).
+    A pipeline that does not compile raises :class:`PipelineLoadError`.
+    """
+    folder = Path(path)
+    if not folder.exists():
+        raise PipelineLoadError(f"{folder}: no such pipeline file or folder")
+    warehouse = warehouse or WarehouseResource(
+        root=os.environ.get("SPLICE_WAREHOUSE", "warehouse"))
+    spark = spark or SparkResource(master=os.environ.get("SPLICE_SPARK_MASTER", "local[2]"))
+    return build_definitions(_compile(_pipeline_paths(folder)), warehouse, spark,
+                             translator=translator, hide_internal_steps=hide_internal_steps)

@@ -1,0 +1,83 @@
+"""How a step of a pipeline looks in Dagster, as methods a user can override.
+
+The counterpart of dagster-dbt's ``DagsterDbtTranslator``: subclass
+:class:`SpliceTranslator`, override the methods you want to change, and hand
+an instance to :func:`orchestration.factory.splice_definitions` (or
+:func:`orchestration.factory.splice_assets`). Every method gets the step
+(``sql.plan.Step``: its ``id``, ``op``, ``kind``, ``output``, ``inputs``,
+``where``, ``sql``) and the compiled pipeline it belongs to. The defaults
+are what ``orchestration/definitions.py`` shows: one asset per step keyed
+``<pipeline>/<step>``, grouped by pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dagster import AssetKey, AutomationCondition, MetadataValue
+
+from orchestration.bridge import definition_hash, explain_step, step_header
+from sql.plan import Pipeline, SourceStep, Step
+
+
+def safe_name(step_id: str) -> str:
+    """A step id as an asset key part: anything but letters, digits and ``_``
+    becomes ``_``."""
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in step_id)
+
+
+class SpliceTranslator:
+    """Maps each step of a compiled pipeline to the parts of its Dagster asset."""
+
+    def get_asset_key(self, step: Step, pipeline: Pipeline) -> AssetKey:
+        """The asset's key; its dependencies use the keys of the steps it
+        reads. Default: ``<pipeline>/<step>``."""
+        return AssetKey([pipeline.name, safe_name(step.id)])
+
+    def get_group_name(self, step: Step, pipeline: Pipeline) -> str | None:
+        """The asset group. Default: the pipeline's name."""
+        return pipeline.name
+
+    def get_description(self, step: Step, pipeline: Pipeline) -> str | None:
+        """Default: what the step computes, its EXPLAIN tree and its SQL."""
+        explain = explain_step(step).render()
+        return (f"{step_header(step)}\n\n```\n{explain}\n```\n\n"
+                f"From {step.where}:\n```sql\n{step.sql.strip()}\n```")
+
+    def get_metadata(self, step: Step, pipeline: Pipeline) -> Mapping[str, Any]:
+        """Definition metadata (what the asset is, not what a run wrote).
+        Default: the EXPLAIN tree, the step id and its kind."""
+        explain = explain_step(step).render()
+        return {"splice/explain": MetadataValue.md(f"```\n{explain}\n```"),
+                "splice/step": step.id, "splice/kind": step.kind.value}
+
+    def get_tags(self, step: Step, pipeline: Pipeline) -> Mapping[str, str]:
+        """Asset tags (Dagster's rules for tag keys and values apply).
+        Default: the step's operation and kind."""
+        return {"splice/op": step.op, "splice/kind": step.kind.value}
+
+    def get_owners(self, step: Step, pipeline: Pipeline) -> Sequence[str]:
+        """Owners: e-mail addresses or ``team:<name>``. Default: none."""
+        return []
+
+    def get_code_version(self, step: Step, pipeline: Pipeline) -> str | None:
+        """Default: the hash of the step's definition, the one that decides
+        whether its checkpoint must be rebuilt (engine/definitions.py), so the
+        UI shows a step whose SQL changed what it computes, and only that: a
+        moved statement or an edited comment keeps the version."""
+        return definition_hash(step)
+
+    def get_automation_condition(self, step: Step,
+                                 pipeline: Pipeline) -> AutomationCondition | None:
+        """Default: none (the pipeline's sensor and schedule start runs)."""
+        return None
+
+    def is_internal(self, step: Step, pipeline: Pipeline) -> bool:
+        """Whether the step is hidden when internal steps are hidden
+        (``hide_internal_steps=True``): it is then no asset of its own, and
+        runs inside the assets of the steps that read it. Sources and outputs
+        are always assets, whatever this says. Default: every step between
+        them (repartitions, table materializations, WITH steps), so the asset
+        graph shows sources -> outputs."""
+        return not isinstance(step, SourceStep) and step.output is None

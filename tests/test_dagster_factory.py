@@ -1,0 +1,228 @@
+"""The Dagster factory: a translator shapes the assets, internal steps can be
+hidden behind the outputs, and the README's example is what the code does."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from dagster import AssetKey, AutomationCondition, Definitions, materialize
+
+from orchestration.bridge import SparkResource, StepIO, compile_path, definition_hash
+from orchestration.definitions import ROOT
+from orchestration.factory import splice_assets, splice_definitions
+from orchestration.translator import SpliceTranslator
+from splice.compile import compile_text
+from sql.plan import Pipeline, Step
+from tests.pipeline_helpers import LENSES_LEFT, append, output_rows
+
+DEMO = ROOT / "pipelines" / "demo"
+
+
+class ShopTranslator(SpliceTranslator):
+    """Overrides every method."""
+
+    def get_asset_key(self, step: Step, pipeline: Pipeline) -> AssetKey:
+        return AssetKey(["shop", pipeline.name, step.id.lower()])
+
+    def get_group_name(self, step: Step, pipeline: Pipeline) -> str:
+        return "sources" if step.op == "source" else "transforms"
+
+    def get_description(self, step: Step, pipeline: Pipeline) -> str:
+        return f"{step.op} {step.id}"
+
+    def get_metadata(self, step: Step, pipeline: Pipeline) -> dict[str, object]:
+        return {"file": step.where.file}
+
+    def get_tags(self, step: Step, pipeline: Pipeline) -> dict[str, str]:
+        return {**super().get_tags(step, pipeline), "domain": "shop"}
+
+    def get_owners(self, step: Step, pipeline: Pipeline) -> list[str]:
+        return ["team:shop"]
+
+    def get_code_version(self, step: Step, pipeline: Pipeline) -> str | None:
+        return None if step.op == "source" else "v-" + super().get_code_version(
+            step, pipeline)[:8]
+
+    def get_automation_condition(self, step: Step,
+                                 pipeline: Pipeline) -> AutomationCondition | None:
+        return AutomationCondition.eager() if step.output else None
+
+
+def _specs(defs: Definitions) -> dict[str, object]:
+    return {s.key.to_user_string(): s for s in defs.resolve_all_asset_specs()}
+
+
+def _own_tags(tags: dict[str, str]) -> dict[str, str]:
+    """The tags a translator gave (Dagster adds its kinds as dagster/kind/*)."""
+    return {k: v for k, v in tags.items() if not k.startswith("dagster/")}
+
+
+def test_a_custom_translator_shapes_what_dagster_reports(warehouse) -> None:
+    defs = splice_definitions(DEMO, translator=ShopTranslator(), warehouse=warehouse)
+    specs = _specs(defs)
+    demo = compile_path(DEMO)
+    assert set(specs) == {f"shop/demo/{s.id.lower()}" for s in demo.steps}
+    enriched = specs["shop/demo/orders_enriched"]
+    assert {d.asset_key.to_user_string() for d in enriched.deps} == {
+        "shop/demo/ordersstream_by_customer_id", "shop/demo/customerstable"}
+    assert {k: s.group_name for k, s in specs.items()} == {
+        "shop/demo/customers": "sources", "shop/demo/orders": "sources",
+        "shop/demo/customerstable": "transforms", "shop/demo/ordersstream": "transforms",
+        "shop/demo/ordersstream_by_customer_id": "transforms",
+        "shop/demo/orders_enriched": "transforms", "shop/demo/orders_matched": "transforms"}
+    assert _own_tags(enriched.tags) == {"splice/op": "join", "splice/kind": "stream",
+                                        "domain": "shop"}
+    assert enriched.owners == ["team:shop"]
+    assert enriched.description == "join orders_enriched"
+    assert enriched.metadata == {"file": str(DEMO / "02_enrich.sql")}
+    assert enriched.automation_condition == AutomationCondition.eager()
+    assert specs["shop/demo/customerstable"].automation_condition is None
+    assert {k: s.code_version for k, s in specs.items()} == {
+        f"shop/demo/{s.id.lower()}": (None if s.op == "source"
+                                      else "v-" + definition_hash(s)[:8])
+        for s in demo.steps}
+
+
+def test_the_default_translator_keeps_todays_assets(warehouse) -> None:
+    specs = _specs(splice_definitions(DEMO, warehouse=warehouse))
+    demo = compile_path(DEMO)
+    table = specs["demo/customersTable"]
+    assert (table.group_name, _own_tags(table.tags), table.owners) == (
+        "demo", {"splice/op": "materialize", "splice/kind": "table"}, [])
+    assert table.metadata["splice/step"] == "customersTable"
+    assert table.description.startswith("step customersTable [materialize, table]")
+    assert table.description.endswith(
+        "```sql\nWITH customersTable AS (SELECT TABLE * FROM customers)\n```")
+    assert {k: s.code_version for k, s in specs.items()} == {
+        f"demo/{s.id}": definition_hash(s) for s in demo.steps}
+
+
+ENRICH = """
+CREATE STREAM customers (id INT, name STRING) WITH (location='customers', key='id');
+CREATE STREAM orders (id INT, customer_id INT, item STRING) WITH (location='orders', key='id');
+WITH customersTable AS (SELECT TABLE * FROM customers);
+WITH ordersStream AS (SELECT STREAM * FROM orders{where});
+-- {comment}
+INSERT INTO result
+SELECT STREAM customersTable.name, ordersStream.item
+FROM ordersStream LEFT JOIN customersTable ON customersTable.id = ordersStream.customer_id;
+"""
+
+
+def _versions(sql: str, hide: bool) -> dict[str, str | None]:
+    pipeline = compile_text(sql, file="p.sql", name="p")
+    return {a.key.to_user_string(): a.specs_by_key[a.key].code_version
+            for a in splice_assets(pipeline, hide_internal_steps=hide)}
+
+
+@pytest.mark.parametrize("hide", [False, True])
+def test_code_versions_change_with_what_a_step_computes(hide: bool) -> None:
+    before = _versions(ENRICH.format(where="", comment="one"), hide)
+    assert _versions(ENRICH.format(where="", comment="two, moved"), hide) == before
+    after = _versions(ENRICH.format(where=" WHERE item <> 'x'", comment="one"), hide)
+    changed = sorted(k for k in before if before[k] != after[k])
+    # hidden, ordersStream runs inside the output's asset: its version moves
+    assert changed == (["p/result"] if hide else ["p/ordersStream"])
+
+
+def test_hidden_steps_leave_sources_and_outputs(warehouse) -> None:
+    defs = splice_definitions(DEMO, hide_internal_steps=True, warehouse=warehouse)
+    specs = _specs(defs)
+    assert set(specs) == {"demo/customers", "demo/orders", "demo/orders_enriched",
+                          "demo/orders_matched"}
+    for output in ("demo/orders_enriched", "demo/orders_matched"):
+        assert {d.asset_key.to_user_string() for d in specs[output].deps} == {
+            "demo/customers", "demo/orders"}
+        assert specs[output].metadata["splice/runs_first"] == (
+            "customersTable, ordersStream, ordersStream_by_customer_id")
+    demo = compile_path(DEMO)
+    steps = [demo.step(i) for i in ("customersTable", "ordersStream",
+                                    "ordersStream_by_customer_id", "orders_enriched")]
+    text = "\n".join(f"{s.id}={definition_hash(s)}" for s in steps)
+    assert specs["demo/orders_enriched"].code_version == hashlib.sha256(
+        text.encode()).hexdigest()
+    assert specs["demo/customers"].code_version == definition_hash(demo.step("customers"))
+
+
+class KeepWithSteps(SpliceTranslator):
+    """Hides only what the planner made up, not the user's WITH steps."""
+
+    def is_internal(self, step: Step, pipeline: Pipeline) -> bool:
+        return step.op in ("repartition",)
+
+
+def test_a_translator_chooses_the_internal_steps(warehouse) -> None:
+    specs = _specs(splice_definitions(DEMO, translator=KeepWithSteps(),
+                                      hide_internal_steps=True, warehouse=warehouse))
+    assert "demo/ordersStream_by_customer_id" not in specs
+    assert {d.asset_key.to_user_string() for d in specs["demo/orders_matched"].deps} == {
+        "demo/ordersStream", "demo/customersTable"}
+    assert specs["demo/orders_matched"].metadata["splice/runs_first"] == (
+        "ordersStream_by_customer_id")
+
+
+def _readme_example() -> str:
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("#### Shaping the Dagster assets"):]
+    start = section.index("```python\n") + len("```python\n")
+    return section[start:section.index("```", start)]
+
+
+def test_the_readme_example_shapes_the_demo(monkeypatch, tmp_path) -> None:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("SPLICE_WAREHOUSE", str(tmp_path / "warehouse"))
+    namespace: dict[str, object] = {}
+    exec(compile(_readme_example(), "README.md", "exec"), namespace)
+    specs = _specs(namespace["defs"])
+    assert set(specs) == {"lake/demo/customers", "lake/demo/orders",
+                          "lake/demo/orders_enriched", "lake/demo/orders_matched"}
+    assert {d.asset_key.to_user_string() for d in specs["lake/demo/orders_matched"].deps} \
+        == {"lake/demo/customers", "lake/demo/orders"}
+    assert {s.group_name for s in specs.values()} == {"streaming"}
+    assert {s.tags["team"] for s in specs.values()} == {"orders"}
+    assert {tuple(s.owners) for s in specs.values()} == {("team:data",)}
+
+
+class StreamingGroup(SpliceTranslator):
+    def get_group_name(self, step: Step, pipeline: Pipeline) -> str:
+        return "streaming"
+
+
+@pytest.mark.spark
+def test_hidden_steps_run_inside_the_output_asset(spark, warehouse, tmp_path: Path) -> None:
+    folder = tmp_path / "lenses"
+    folder.mkdir()
+    (folder / "p.sql").write_text(LENSES_LEFT)
+    io = StepIO(spark=spark, warehouse=warehouse, pipeline=compile_path(folder))
+    append(io, "customers", [{"id": 1, "name": "John"}, {"id": 2, "name": "Frank"}])
+    append(io, "orders", [{"id": 1, "customer_id": 1, "item": "Computer"},
+                          {"id": 3, "customer_id": 3, "item": "Keyboard"}])
+    # another group than the pipeline's: the job selects its assets by key
+    defs = splice_definitions(folder, translator=StreamingGroup(), hide_internal_steps=True,
+                              warehouse=warehouse, spark=SparkResource())
+
+    result = defs.resolve_job_def("lenses_job").execute_in_process()
+    assert result.success
+    events = {e.asset_key.to_user_string(): e.materialization.metadata
+              for e in result.get_asset_materialization_events()}
+    assert set(events) == {"lenses/customers", "lenses/orders", "lenses/result"}
+    assert events["lenses/result"]["rows_written"].value == 2
+    assert events["lenses/result"]["splice/rows_written_first"].value == {
+        "customersTable": 2, "ordersStream": 2, "ordersStream_by_customer_id": 2}
+    assert output_rows(io, "result", "name", "item") == [("John", "Computer"),
+                                                          (None, "Keyboard")]
+
+    # the output alone: it runs the steps between it and the sources first
+    append(io, "customers", [{"id": 3, "name": "Ann"}])
+    append(io, "orders", [{"id": 4, "customer_id": 3, "item": "Mouse"}])
+    assets = splice_assets(io.pipeline, hide_internal_steps=True)
+    again = materialize(assets, selection=[AssetKey(["lenses", "result"])],
+                        resources={"spark": SparkResource(), "warehouse": warehouse})
+    assert again.success
+    [event] = again.get_asset_materialization_events()
+    assert event.materialization.metadata["splice/rows_written_first"].value == {
+        "customersTable": 1, "ordersStream": 1, "ordersStream_by_customer_id": 1}
+    assert output_rows(io, "result", "name", "item") == [
+        ("Ann", "Mouse"), ("John", "Computer"), (None, "Keyboard")]
