@@ -47,16 +47,14 @@ def local_path(path: str) -> str | None:
 
 def resolve(uri: str) -> tuple[AbstractFileSystem, str]:
     """The fsspec file system of ``uri`` and the path within it."""
-    scheme, sep, rest = uri.partition("://")
-    if sep and scheme in _SCHEMES:
-        uri = f"{_SCHEMES[scheme]}://{rest}"
-        scheme = _SCHEMES[scheme]
+    given, sep, rest = uri.partition("://")
+    scheme = _SCHEMES.get(given, given) if sep else "file"
     try:
-        return fsspec.core.url_to_fs(uri)
+        return fsspec.core.url_to_fs(f"{scheme}://{rest}" if sep else uri)
     except (ImportError, ValueError) as err:
         package = _PACKAGES.get(scheme, f"the fsspec implementation of '{scheme}://'")
         raise FileSystemUnavailable(
-            f"no file system for {uri.split('://')[0]}:// URIs ({err}); install "
+            f"no file system for {given}:// URIs ({err}); install "
             f"{package} next to Splice to use a warehouse there") from None
 
 
