@@ -23,7 +23,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from engine.settings import SpliceSettings
+from engine.settings import SettingsError, SpliceSettings
 
 _lock = threading.Lock()
 
@@ -138,7 +138,15 @@ def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (l
             builder = configure_spark_with_delta_pip(builder,
                                                      extra_packages=list(settings.packages))
         with _jvm_output_to(settings.spark_log):
-            spark = builder.getOrCreate()
+            try:
+                spark = builder.getOrCreate()
+            except ImportError as err:  # PySparkImportError: Connect's client libraries
+                if not settings.connect_url:
+                    raise
+                raise SettingsError(
+                    f"Spark Connect ({settings.connect_url}) needs PySpark's Connect client "
+                    f"libraries: {str(err).split('] ', 1)[-1]} Install them with "
+                    "pip install 'pyspark[connect]==4.2.0'") from None
         if not is_connect(spark):
             spark.sparkContext.setLogLevel("ERROR")
         return spark

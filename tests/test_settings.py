@@ -154,3 +154,22 @@ def test_warehouse_resource_is_the_engine_layout() -> None:
     assert Warehouse(root="s3a://b/wh/").checkpoint_path("p", "s") == \
         "s3a://b/wh/_splice/p/checkpoints/s"
     assert SpliceSettings.from_env({}, warehouse="/wh").warehouse_layout() == plain
+
+
+def test_connect_without_its_client_libraries_names_the_fix() -> None:
+    """Spark Connect's client needs grpcio-status and friends (pyspark's
+    ``connect`` extra), which are not pinned here yet."""
+    from engine.session import start_session
+
+    try:
+        import grpc_status  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("the Spark Connect client libraries are installed")
+    with pytest.raises(SettingsError) as err:
+        start_session(SpliceSettings.from_env({}, connect_url="sc://localhost:1"))
+    text = str(err.value)
+    assert text.startswith("Spark Connect (sc://localhost:1) needs PySpark's Connect client "
+                           "libraries: grpcio-status >= 1.48.1 must be installed")
+    assert text.endswith("Install them with pip install 'pyspark[connect]==4.2.0'")
