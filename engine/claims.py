@@ -23,19 +23,18 @@ checked before anything is written, so a refused run leaves no claim behind.
 A name without a claim (a warehouse written before claims existed) is
 claimed by the first pipeline that runs.
 
-Claim files are created atomically and only when absent: on a local path a
-temporary file is hard-linked into place (a link fails when the name exists,
-so two runs racing for one name cannot both win); on a URI the file is
-written through engine/fs in one put (object stores make a put atomic, but
-two runs racing on a URI can both believe they won: the check is there to
-catch mistakes, not concurrent rivals).
+Claim files are created atomically and only when absent
+(``engine.fs.create_text``): on a local path a temporary file is hard-linked
+into place (a link fails when the name exists, so two runs racing for one
+name cannot both win); on a URI the file is opened in fsspec's exclusive
+mode, a conditional put where the store has one (on a store without, two
+runs racing can both believe they won: the check is there to catch
+mistakes, not concurrent rivals).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -74,7 +73,7 @@ def claim(pipeline: Pipeline, io: StepIO) -> None:
     for c in claims:
         _check(c, _read(io.spark, c.path), pipeline, io)
     for c in claims:
-        if not _create(io.spark, c.path, json.dumps(c.record, indent=1) + "\n"):
+        if not fs.create_text(io.spark, c.path, json.dumps(c.record, indent=1) + "\n"):
             # Lost a race to another run: check against what it wrote.
             _check(c, _read(io.spark, c.path), pipeline, io)
 
@@ -114,40 +113,3 @@ def _read(spark: Any, path: str) -> dict[str, Any] | None:
         return None
     record = json.loads(fs.read_text(spark, path))
     return record if isinstance(record, dict) else None
-
-
-def _local(path: str) -> str | None:
-    """The local file of a warehouse path; None for a URI (engine/fs rule)."""
-    if path.startswith("file:"):
-        return path.removeprefix("file://").removeprefix("file:")
-    return None if "://" in path else path
-
-
-def _create(spark: Any, path: str, text: str) -> bool:
-    """Write ``text`` to ``path`` if no file is there; whether it did."""
-    local = _local(path)
-    if local is None:
-        if fs.exists(spark, path):
-            return False
-        fs.write_text(spark, path, text)
-        return True
-    folder = os.path.dirname(local)
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".claim-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.link(tmp, local)
-        except FileExistsError:
-            return False
-        except OSError:  # a file system without hard links: rename, not exclusive
-            if os.path.exists(local):
-                return False
-            os.replace(tmp, local)
-        return True
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

@@ -1,63 +1,142 @@
-"""Small file-system reads for the warehouse: local paths directly, anything
-else (HDFS, object stores) through Hadoop's FileSystem API in Spark's JVM."""
+"""Every file operation Splice does outside Spark and Delta (markers, claims,
+definitions, manifests, log listings, folder removal), in one module.
+
+Local paths (a plain path, or ``file:``) go straight to the OS, with
+durable atomic replacement; any other URI goes through fsspec, a maintained
+library with one interface over object stores and HDFS. Nothing here goes
+through Spark's JVM, so the same code runs under Spark Connect, where the
+client has no JVM at all. Hadoop's ``s3a://`` scheme is read as S3 (s3fs);
+a scheme with no fsspec implementation installed is a
+:class:`FileSystemUnavailable` that names the package to install.
+
+Each function still takes the Spark session first, as the callers pass it;
+it is not used.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import tempfile
 import uuid
+from datetime import datetime
 from typing import Any
 
+import fsspec
+from fsspec import AbstractFileSystem
 
-def _local(path: str) -> str | None:
+# Hadoop's names for file systems that fsspec knows by another name.
+_SCHEMES = {"s3a": "s3", "s3n": "s3"}
+# The package that provides a scheme's fsspec implementation.
+_PACKAGES = {"s3": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "abfs": "adlfs", "abfss": "adlfs",
+             "az": "adlfs", "hdfs": "pyarrow (with libhdfs)"}
+
+
+class FileSystemUnavailable(RuntimeError):
+    """No file system for a URI's scheme is installed."""
+
+
+def local_path(path: str) -> str | None:
+    """The local file of a path: itself when it has no scheme, the path of a
+    ``file:`` URI; None for any other URI."""
     if path.startswith("file:"):
         return path.removeprefix("file://").removeprefix("file:")
     return None if "://" in path else path
 
 
-def _hadoop(spark: Any, path: str) -> tuple[Any, Any]:
-    jvm = spark.sparkContext._jvm
-    hpath = jvm.org.apache.hadoop.fs.Path(path)
-    return hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hpath
+def resolve(uri: str) -> tuple[AbstractFileSystem, str]:
+    """The fsspec file system of ``uri`` and the path within it."""
+    given, sep, rest = uri.partition("://")
+    scheme = _SCHEMES.get(given, given) if sep else "file"
+    try:
+        return fsspec.core.url_to_fs(f"{scheme}://{rest}" if sep else uri)
+    except (ImportError, ValueError) as err:
+        package = _PACKAGES.get(scheme, f"the fsspec implementation of '{scheme}://'")
+        raise FileSystemUnavailable(
+            f"no file system for {given}:// URIs ({err}); install "
+            f"{package} next to Splice to use a warehouse there") from None
 
 
 def list_names(spark: Any, path: str) -> list[str]:
     """The names in a folder (empty if there is no such folder)."""
-    local = _local(path)
+    local = local_path(path)
     if local is not None:
         return sorted(os.listdir(local)) if os.path.isdir(local) else []
-    fs, hpath = _hadoop(spark, path)
-    if not fs.exists(hpath):
+    fs, where = resolve(path)
+    try:
+        entries = fs.ls(where, detail=False)
+    except FileNotFoundError:
         return []
-    return sorted(status.getPath().getName() for status in fs.listStatus(hpath))
+    return sorted(_name(str(e)) for e in entries if _name(str(e)))
+
+
+def _name(entry: str) -> str:
+    return entry.rstrip("/").rsplit("/", 1)[-1]
 
 
 def read_text(spark: Any, path: str) -> str:
-    local = _local(path)
+    local = local_path(path)
     if local is not None:
-        with open(local) as fh:
+        with open(local, encoding="utf-8") as fh:
             return fh.read()
-    fs, hpath = _hadoop(spark, path)
-    stream = fs.open(hpath)
-    try:
-        jvm = spark.sparkContext._jvm
-        return jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
-    finally:
-        stream.close()
+    fs, where = resolve(path)
+    return fs.cat_file(where).decode("utf-8")
 
 
 def write_text(spark: Any, path: str, text: str) -> None:
-    local = _local(path)
+    """Replace ``path``'s content with ``text``, all or nothing."""
+    local = local_path(path)
     if local is not None:
         _replace_atomically(local, text)
         return
-    # An object store's create is all or nothing: the object appears on close.
-    fs, hpath = _hadoop(spark, path)
-    out = fs.create(hpath, True)
+    # An object store's put is all or nothing: the object appears whole.
+    fs, where = resolve(path)
+    fs.makedirs(_parent(where), exist_ok=True)
+    fs.pipe_file(where, text.encode("utf-8"))
+
+
+def create_text(spark: Any, path: str, text: str) -> bool:
+    """Write ``text`` to ``path`` only if no file is there; whether it did.
+
+    Locally a temporary file is hard-linked into place (a link fails when the
+    name exists, so of two racing creators one wins); on a URI the file is
+    opened in fsspec's exclusive mode (``xb``: a conditional put where the
+    store has one, S3 through s3fs; else a check, then a put)."""
+    local = local_path(path)
+    if local is None:
+        fs, where = resolve(path)
+        fs.makedirs(_parent(where), exist_ok=True)
+        try:
+            with fs.open(where, "xb") as fh:
+                fh.write(text.encode("utf-8"))
+        except FileExistsError:
+            return False
+        return True
+    folder = os.path.dirname(local) or "."
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".create-", suffix=".tmp")
     try:
-        out.write(bytearray(text.encode()))
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, local)
+        except FileExistsError:
+            return False
+        except OSError:  # a file system without hard links: rename, not exclusive
+            if os.path.exists(local):
+                return False
+            os.replace(tmp, local)
+        return True
     finally:
-        out.close()
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _parent(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[0]
 
 
 def _replace_atomically(path: str, text: str) -> None:
@@ -69,7 +148,7 @@ def _replace_atomically(path: str, text: str) -> None:
     os.makedirs(folder, exist_ok=True)
     temp = os.path.join(folder, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
     try:
-        with open(temp, "w") as fh:
+        with open(temp, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
@@ -86,28 +165,28 @@ def _replace_atomically(path: str, text: str) -> None:
 
 
 def exists(spark: Any, path: str) -> bool:
-    local = _local(path)
+    local = local_path(path)
     if local is not None:
         return os.path.exists(local)
-    fs, hpath = _hadoop(spark, path)
-    return bool(fs.exists(hpath))
+    fs, where = resolve(path)
+    return bool(fs.exists(where))
 
 
 def remove_tree(spark: Any, path: str) -> None:
     """Delete a folder and everything under it (nothing if it is not there)."""
-    local = _local(path)
+    local = local_path(path)
     if local is not None:
         shutil.rmtree(local, ignore_errors=True)
         return
-    fs, hpath = _hadoop(spark, path)
-    if fs.exists(hpath):
-        fs.delete(hpath, True)
+    fs, where = resolve(path)
+    with contextlib.suppress(FileNotFoundError):
+        fs.rm(where, recursive=True)
 
 
 def list_files(spark: Any, path: str) -> list[tuple[str, int, int]]:
     """The regular files in a folder as (name, size in bytes, modification
-    time in epoch milliseconds, as Hadoop reports it); empty if no folder."""
-    local = _local(path)
+    time in epoch milliseconds); empty if there is no such folder."""
+    local = local_path(path)
     if local is not None:
         if not os.path.isdir(local):
             return []
@@ -117,19 +196,32 @@ def list_files(spark: Any, path: str) -> list[tuple[str, int, int]]:
                 stat = entry.stat()
                 found.append((entry.name, stat.st_size, stat.st_mtime_ns // 1_000_000))
         return sorted(found)
-    fs, hpath = _hadoop(spark, path)
-    if not fs.exists(hpath):
+    fs, where = resolve(path)
+    try:
+        entries = fs.ls(where, detail=True)
+    except FileNotFoundError:
         return []
-    return sorted((s.getPath().getName(), int(s.getLen()), int(s.getModificationTime()))
-                  for s in fs.listStatus(hpath) if s.isFile())
+    return sorted((_name(e["name"]), int(e.get("size") or 0), _modified_ms(fs, e))
+                  for e in entries if e.get("type") == "file")
+
+
+def _modified_ms(fs: AbstractFileSystem, entry: dict[str, Any]) -> int:
+    """An fsspec listing entry's modification time in epoch milliseconds
+    (each implementation names it its own way)."""
+    for key in ("mtime", "LastModified", "last_modified", "modified", "created"):
+        value = entry.get(key)
+        if isinstance(value, datetime):
+            return int(value.timestamp() * 1000)
+        if isinstance(value, int | float):
+            return int(value * 1000)
+    return int(fs.modified(entry["name"]).timestamp() * 1000)
 
 
 def make_dirs(spark: Any, path: str) -> None:
     """Create a folder (and its parents) unless it is there."""
-    local = _local(path)
+    local = local_path(path)
     if local is not None:
         os.makedirs(local, exist_ok=True)
         return
-    fs, hpath = _hadoop(spark, path)
-    if not fs.exists(hpath):
-        fs.mkdirs(hpath)
+    fs, where = resolve(path)
+    fs.makedirs(where, exist_ok=True)

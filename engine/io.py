@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
 from engine import faults, fs
-from resources.warehouse import WarehouseResource
+from engine.settings import Warehouse
 from sql.columns import KEY as KEY  # re-exported: defined once in sql/columns.py
 from sql.columns import ROWTIME as ROWTIME
 from sql.plan import Kind, Pipeline, SourceStep, Step
@@ -28,7 +28,7 @@ class StepIO:
     """Where a pipeline's steps live, and how to read them."""
 
     spark: SparkSession
-    warehouse: WarehouseResource
+    warehouse: Warehouse
     pipeline: Pipeline
 
     def table_path(self, step: Step) -> str:

@@ -24,8 +24,7 @@ import threading
 import time
 from typing import Any
 
-import fsspec
-
+from engine.fs import resolve
 from engine.lock import Holder
 
 WIDTH = 12
@@ -33,7 +32,7 @@ WIDTH = 12
 
 class Lease:
     def __init__(self, uri: str, seconds: float) -> None:
-        self.fs, self.folder = fsspec.core.url_to_fs(uri)
+        self.fs, self.folder = resolve(uri)
         self.seconds = seconds
         self._mine: int | None = None
         self._holder: Holder | None = None

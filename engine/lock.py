@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
-from resources.warehouse import WarehouseResource
+from engine.settings import Warehouse
 
 POLL_SECONDS = 0.5
 LEASE_SECONDS = 60.0
@@ -138,7 +138,7 @@ def is_local(path: str) -> bool:
     return "://" not in path and not path.startswith("file:")
 
 
-def lock_for(warehouse: WarehouseResource, pipeline: str,
+def lock_for(warehouse: Warehouse, pipeline: str,
              lease_seconds: float = LEASE_SECONDS) -> tuple[Lock, str]:
     folder = warehouse.pipeline_path(pipeline)
     if is_local(folder):
@@ -151,7 +151,7 @@ def lock_for(warehouse: WarehouseResource, pipeline: str,
 
 
 @contextlib.contextmanager
-def pipeline_lock(warehouse: WarehouseResource, pipeline: str, wait: float | None = None,
+def pipeline_lock(warehouse: Warehouse, pipeline: str, wait: float | None = None,
                   owner: str | None = None,
                   lease_seconds: float = LEASE_SECONDS) -> Iterator[Holder]:
     """Hold pipeline ``pipeline``'s lock for the block. ``wait`` is how many

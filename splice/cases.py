@@ -123,9 +123,9 @@ def _run_data(case: Case, pipeline: Pipeline, spark: Any, root: str) -> list[str
     from engine.definitions import DefinitionChanged
     from engine.io import StepIO
     from engine.runner import StepFailed, run_pipeline
-    from resources.warehouse import WarehouseResource
+    from engine.settings import Warehouse
 
-    io = StepIO(spark=spark, warehouse=WarehouseResource(root=root), pipeline=pipeline)
+    io = StepIO(spark=spark, warehouse=Warehouse(root=root), pipeline=pipeline)
     problems: list[str] = []
     try:
         for number, spec in enumerate(case.runs, start=1):

@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 
 from engine.claims import ClaimRefused
+from engine.fs import FileSystemUnavailable
+from engine.settings import SettingsError
 from sql.errors import SqlErrors
 
 
@@ -23,8 +25,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("run", help="run every step once, incrementally, upstream first")
     p.add_argument("path")
-    p.add_argument("--warehouse", default="warehouse", help="the warehouse folder or URI")
-    p.add_argument("--master", default="local[2]", help="Spark master URL")
+    _spark_flags(p)
     p.add_argument("--rebuild", action="append", default=[], metavar="STEP|all",
                    help="drop the checkpoint and table of STEP (or of every step: 'all') "
                         "and of the steps downstream, then recompute them from their sources "
@@ -38,8 +39,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("maintain", help="compact and vacuum the pipeline's own tables")
     p.add_argument("path")
-    p.add_argument("--warehouse", default="warehouse", help="the warehouse folder or URI")
-    p.add_argument("--master", default="local[2]", help="Spark master URL")
+    _spark_flags(p)
     p.add_argument("--retain-hours", type=float, default=None, metavar="H",
                    help="VACUUM's retention (default SPLICE_RETAIN_HOURS, else 168)")
     p.add_argument("--log-retain-hours", type=float, default=None, metavar="H",
@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("cases", nargs="+", help="case .yaml files or folders of them")
 
     p = sub.add_parser("demo", help="write the demo data, run the demo pipeline, show outputs")
-    p.add_argument("--warehouse", default="warehouse")
+    p.add_argument("--warehouse", default=None,
+                   help="the demo's warehouse folder (default SPLICE_WAREHOUSE, else warehouse)")
     p.add_argument("--pipeline", default="pipelines/demo")
 
     args = parser.parse_args(argv)
@@ -73,6 +74,29 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as err:
         print(f"splice: {err}", file=sys.stderr)
         return 2
+    except (SettingsError, FileSystemUnavailable) as err:
+        print(f"splice: {err}", file=sys.stderr)
+        return 2
+
+
+def _spark_flags(p: argparse.ArgumentParser) -> None:
+    """Flags that override the settings' environment variables
+    (engine/settings.py: flag > environment > default)."""
+    p.add_argument("--warehouse", default=None,
+                   help="the warehouse folder or URI (default SPLICE_WAREHOUSE, else warehouse)")
+    p.add_argument("--master", default=None,
+                   help="Spark master URL (default SPLICE_SPARK_MASTER, else local[2])")
+    p.add_argument("--connect", default=None, metavar="URL",
+                   help="a Spark Connect server, sc://host:port (default SPLICE_SPARK_CONNECT; "
+                        "overrides --master)")
+
+
+def _settings(args: argparse.Namespace):  # -> SpliceSettings
+    from engine.settings import SpliceSettings
+
+    return SpliceSettings.from_env(warehouse=getattr(args, "warehouse", None),
+                                   master=getattr(args, "master", None),
+                                   connect_url=getattr(args, "connect", None))
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -109,7 +133,7 @@ def _run(args: argparse.Namespace) -> int:
     pipeline = compile_path(args.path)
     rebuild = [t.strip() for arg in args.rebuild for t in arg.split(",") if t.strip()]
     try:
-        run_and_report(pipeline, args.warehouse, args.master, rebuild=rebuild,
+        run_and_report(pipeline, settings=_settings(args), rebuild=rebuild,
                        parallel=args.parallel, wait=args.wait)
     except (StepFailed, DefinitionChanged, LockBusy, MaintenanceFailed) as err:
         print(f"\nsplice: {err}", file=sys.stderr)
@@ -130,8 +154,9 @@ def _maintain(args: argparse.Namespace) -> int:
 
     pipeline = compile_path(args.path)
     try:
-        maintain_and_report(pipeline, args.warehouse, args.master, args.retain_hours,
-                            args.log_retain_hours, args.wait)
+        maintain_and_report(pipeline, settings=_settings(args),
+                            retain_hours=args.retain_hours,
+                            log_retain_hours=args.log_retain_hours, wait=args.wait)
     except (LockBusy, MaintenanceFailed) as err:
         print(f"splice: {err}", file=sys.stderr)
         return 1
@@ -141,29 +166,33 @@ def _maintain(args: argparse.Namespace) -> int:
 def _log_detail(err) -> str:
     """Append a failure's whole text (every cause, the JVM's stack trace) to
     the Spark log the JVM writes to; the screen gets the one paragraph."""
-    from resources.spark import spark_log_path
+    from engine.settings import SpliceSettings
 
-    path = spark_log_path()
+    path = SpliceSettings.from_env().spark_log
     with open(path, "a") as log:
         log.write(f"\n== splice: {err}\n{err.detail}\n")
     return path
 
 
-def run_and_report(pipeline, warehouse: str, master: str = "local[2]",
+def run_and_report(pipeline, warehouse: str | None = None, master: str | None = None,
                    rebuild: list[str] | None = None, parallel: int = 4,
-                   wait: float | None = None):
+                   wait: float | None = None, settings=None):
     """Run a compiled pipeline with a progress display and a summary; first
-    drop the steps ``rebuild`` names (and those downstream) when asked."""
+    drop the steps ``rebuild`` names (and those downstream) when asked.
+    ``settings`` (a SpliceSettings) is built from ``warehouse``, ``master``
+    and the environment when not given."""
     from engine.definitions import rebuild_targets
     from engine.io import StepIO
     from engine.runner import StepReport, run_pipeline
-    from resources.spark import SparkResource
-    from resources.warehouse import WarehouseResource
+    from engine.session import start_session
+    from engine.settings import SpliceSettings
     from sql.plan import Step
 
-    print(f"starting Spark ({master}) ...", flush=True)
-    spark = SparkResource(master=master).session()
-    io = StepIO(spark=spark, warehouse=WarehouseResource(root=warehouse), pipeline=pipeline)
+    if settings is None:
+        settings = SpliceSettings.from_env(warehouse=warehouse, master=master)
+    print(f"starting Spark ({settings.describe_spark()}) ...", flush=True)
+    spark = start_session(settings)
+    io = StepIO(spark=spark, warehouse=settings.warehouse_layout(), pipeline=pipeline)
     dropped = rebuild_targets(pipeline, rebuild) if rebuild else []
     if dropped:
         print(f"rebuilding {len(dropped)} step(s) from their sources: {', '.join(dropped)}",
@@ -208,7 +237,7 @@ def _case_files(paths: list[str]) -> list[Path]:
 
 
 def _test(args: argparse.Namespace) -> int:
-    from resources.spark import SparkResource
+    from engine.session import start_session
     from splice.cases import load_case, run_case
 
     files = _case_files(args.cases)
@@ -217,7 +246,7 @@ def _test(args: argparse.Namespace) -> int:
     for file in files:
         case = load_case(file)
         if case.error is None and spark is None:
-            spark = SparkResource().session()
+            spark = start_session()
         result = run_case(case, str(file), spark)
         print(result.render(), flush=True)
         passed, failed = passed + result.passed, failed + (not result.passed)
@@ -230,13 +259,14 @@ def _demo(args: argparse.Namespace) -> int:
     from splice.demo import DemoRefused, show_outputs, write_demo_data
 
     pipeline = compile_path(args.pipeline)
-    print(f"demo warehouse: {Path(args.warehouse).resolve()} (written afresh)")
+    settings = _settings(args)
+    print(f"demo warehouse: {Path(settings.warehouse).resolve()} (written afresh)")
     try:
-        write_demo_data(pipeline, args.warehouse)
+        write_demo_data(pipeline, settings.warehouse)
     except DemoRefused as err:
         print(f"splice: {err}", file=sys.stderr)
         return 2
-    _, io = run_and_report(pipeline, args.warehouse)
+    _, io = run_and_report(pipeline, settings=settings)
     show_outputs(io)
     return 0
 

@@ -25,8 +25,8 @@ class DemoRefused(Exception):
 def write_demo_data(pipeline: Pipeline, warehouse: str) -> None:
     """Start the demo warehouse afresh and write its source data."""
     from engine.io import StepIO
-    from resources.spark import SparkResource
-    from resources.warehouse import WarehouseResource
+    from engine.session import start_session
+    from engine.settings import Warehouse
     from splice.cases import append_rows
 
     folder = Path(warehouse)
@@ -35,8 +35,8 @@ def write_demo_data(pipeline: Pipeline, warehouse: str) -> None:
                           "the demo starts its warehouse afresh, so give it an empty or new "
                           "folder with --warehouse")
     shutil.rmtree(folder, ignore_errors=True)
-    spark = SparkResource().session()
-    io = StepIO(spark=spark, warehouse=WarehouseResource(root=warehouse), pipeline=pipeline)
+    spark = start_session()
+    io = StepIO(spark=spark, warehouse=Warehouse(root=warehouse), pipeline=pipeline)
     sources = pipeline.sources
     append_rows(io, sources["customers"], CUSTOMERS)
     append_rows(io, sources["orders"], ORDERS)

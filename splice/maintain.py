@@ -6,27 +6,34 @@ from __future__ import annotations
 from dataclasses import replace
 
 from engine.maintenance import MaintenancePolicy, TableMaintenance
+from engine.settings import SpliceSettings
 from sql.plan import Pipeline
 
 
-def maintain_and_report(pipeline: Pipeline, warehouse: str, master: str = "local[2]",
+def maintain_and_report(pipeline: Pipeline, warehouse: str | None = None,
+                        master: str | None = None,
                         retain_hours: float | None = None,
                         log_retain_hours: float | None = None,
-                        wait: float | None = 0) -> list[TableMaintenance]:
+                        wait: float | None = 0,
+                        settings: SpliceSettings | None = None) -> list[TableMaintenance]:
+    """``settings`` is built from ``warehouse``, ``master`` and the
+    environment when not given."""
     from engine.io import StepIO
     from engine.lock import pipeline_lock
     from engine.maintenance import maintain
-    from resources.spark import SparkResource
-    from resources.warehouse import WarehouseResource
+    from engine.session import start_session
+
+    if settings is None:
+        settings = SpliceSettings.from_env(warehouse=warehouse, master=master)
 
     policy = MaintenancePolicy.from_env()
     if retain_hours is not None:
         policy = replace(policy, retain_hours=retain_hours)
     if log_retain_hours is not None:
         policy = replace(policy, log_retain_hours=log_retain_hours)
-    print(f"starting Spark ({master}) ...", flush=True)
-    spark = SparkResource(master=master).session()
-    io = StepIO(spark=spark, warehouse=WarehouseResource(root=warehouse), pipeline=pipeline)
+    print(f"starting Spark ({settings.describe_spark()}) ...", flush=True)
+    spark = start_session(settings)
+    io = StepIO(spark=spark, warehouse=settings.warehouse_layout(), pipeline=pipeline)
     with pipeline_lock(io.warehouse, pipeline.name, wait=wait):
         reports = maintain(io, policy)
     print(f"maintained {len(reports)} tables of '{pipeline.name}' "

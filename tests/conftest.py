@@ -32,14 +32,17 @@ TEST_SPARK_CONF = {
 
 @pytest.fixture(scope="session")
 def spark():
-    from resources.spark import SparkResource
+    from engine.session import start_session
+    from engine.settings import SpliceSettings
 
-    session = SparkResource(conf=TEST_SPARK_CONF).session()
+    session = start_session(SpliceSettings.from_env(conf=TEST_SPARK_CONF))
     yield session
 
 
 @pytest.fixture
 def warehouse(tmp_path: Path):
+    """A WarehouseResource: an engine Warehouse that Dagster tests can also
+    hand to their definitions as a resource."""
     from resources.warehouse import WarehouseResource
 
     return WarehouseResource(root=str(tmp_path / "warehouse"))

@@ -1,0 +1,172 @@
+"""The Spark session, with Delta configured, built from :class:`SpliceSettings`.
+
+One session serves a whole process: a run of the CLI, a Dagster run worker, a
+test session. Starting Spark costs seconds, so it is started once and shared.
+
+With ``connect_url`` set the session is a Spark Connect client
+(``SparkSession.builder.remote(url)``). Against a server (``sc://...``) the
+settings that only mean something when a JVM is launched here (driver and
+executor settings, jars and packages, the UI, static SQL settings such as
+Delta's session extension) are not sent: the server was started with its
+own. A ``local[...]`` Connect URL starts a Connect server in a JVM of this
+process, which does get every setting. ``setLogLevel`` (a SparkContext call
+that Connect does not have) is skipped under Connect; the server logs as it
+is configured to.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from engine.settings import SettingsError, SpliceSettings
+
+_lock = threading.Lock()
+
+# Settings a Connect client cannot change on a running server: read when the
+# JVM starts, or static SQL settings.
+LAUNCH_ONLY_PREFIXES = ("spark.driver.", "spark.executor.", "spark.jars", "spark.ui.",
+                        "spark.cleaner.", "spark.master", "spark.default.parallelism",
+                        "spark.plugins")
+LAUNCH_ONLY = frozenset({
+    "spark.sql.extensions", "spark.sql.catalog.spark_catalog",
+    "spark.sql.codegen.cache.maxEntries", "spark.databricks.delta.delta.log.cacheSize",
+})
+
+
+def base_conf(settings: SpliceSettings) -> dict[str, str]:
+    """Splice's own Spark settings (``settings.conf`` overrides them)."""
+    partitions = str(settings.shuffle_partitions)
+    return {
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        # Streaming state is partitioned by this and it cannot change once a
+        # checkpoint exists: chosen once, on purpose (PLATFORM.md measured the
+        # default 200 at 2.6x slower on two cores).
+        "spark.sql.shuffle.partitions": partitions,
+        "spark.default.parallelism": partitions,
+        # Delta's snapshot work defaults to 50 partitions, which made every tiny
+        # streaming query here take 10+ seconds.
+        "spark.databricks.delta.snapshotPartitions": "1",
+        "spark.databricks.delta.autoCompact.enabled": "false",
+        # The checksum file costs a snapshot job after every commit; Delta does
+        # not need it to read or write correctly.
+        "spark.databricks.delta.writeChecksumFile.enabled": "false",
+        "spark.sql.streaming.multipleWatermarkPolicy": "max",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+        "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+        "spark.sql.adaptive.enabled": "false",
+        # In local mode the driver is the executor too: cached and
+        # checkpointed micro-batches, Delta snapshots and streaming state all
+        # live in its heap. Spark's 1 GB default ran out in a long test run
+        # (a broadcast failed in the last test); the machine has 24 GB.
+        "spark.driver.memory": settings.driver_memory,
+        # Delta keeps a DeltaLog (with its cached snapshot) for every table
+        # path it has seen, up to 10000; a process that touches thousands of
+        # short-lived tables (a test run) should not keep them all.
+        "spark.databricks.delta.delta.log.cacheSize": "64",
+        # Every micro-batch plans its queries anew, so the same generated code
+        # is compiled again and again; Spark keeps 100 compiled classes by
+        # default, fewer than one pipeline run of a few steps produces (a
+        # multi-run case went 11% faster with 1000).
+        "spark.sql.codegen.cache.maxEntries": "1000",
+        # Let the ContextCleaner drop unreferenced cached blocks and
+        # broadcasts every few minutes, not every 30.
+        "spark.cleaner.periodicGC.interval": "3min",
+    }
+
+
+def spark_conf(settings: SpliceSettings) -> dict[str, str]:
+    """Every Spark setting the session is built with (packages aside)."""
+    return {**base_conf(settings), **settings.conf}
+
+
+def is_launch_only(key: str) -> bool:
+    return key in LAUNCH_ONLY or key.startswith(LAUNCH_ONLY_PREFIXES)
+
+
+def connect_conf(settings: SpliceSettings) -> tuple[dict[str, str], list[str]]:
+    """The settings sent to a Spark Connect server, and those left out."""
+    conf = spark_conf(settings)
+    if not _remote_server(settings):
+        return conf, []
+    skipped = sorted(k for k in conf if is_launch_only(k))
+    return {k: v for k, v in conf.items() if k not in skipped}, skipped
+
+
+def _remote_server(settings: SpliceSettings) -> bool:
+    """A Connect URL naming a server (``sc://``), not one this process starts."""
+    return bool(settings.connect_url) and not str(settings.connect_url).startswith("local")
+
+
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (no SparkContext)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (lazy import)
+    """The process's SparkSession: the active one if there is one, else a new
+    one built from ``settings`` (from the environment when None)."""
+    from delta import configure_spark_with_delta_pip
+    from pyspark.sql import SparkSession
+
+    settings = settings or SpliceSettings.from_env()
+    with _lock:
+        if not settings.connect_url:
+            active = SparkSession.getActiveSession()
+            if active is not None:
+                return active
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        if settings.connect_url:
+            builder = SparkSession.builder.remote(settings.connect_url)
+            conf, _ = connect_conf(settings)
+        else:
+            builder = SparkSession.builder.master(settings.master)
+            conf = spark_conf(settings)
+        builder = builder.appName(settings.app_name)
+        for key, value in conf.items():
+            builder = builder.config(key, value)
+        if not _remote_server(settings):
+            builder = configure_spark_with_delta_pip(builder,
+                                                     extra_packages=list(settings.packages))
+        with _jvm_output_to(settings.spark_log):
+            try:
+                spark = builder.getOrCreate()
+            except ImportError as err:  # PySparkImportError: Connect's client libraries
+                if not settings.connect_url:
+                    raise
+                raise SettingsError(
+                    f"Spark Connect ({settings.connect_url}) needs PySpark's Connect client "
+                    f"libraries: {str(err).split('] ', 1)[-1]} Install them with "
+                    "pip install 'pyspark[connect]==4.2.0'") from None
+        if not is_connect(spark):
+            spark.sparkContext.setLogLevel("ERROR")
+        return spark
+
+
+@contextlib.contextmanager
+def _jvm_output_to(path: str) -> Iterator[None]:
+    """The JVM inherits the process's stdout and stderr when it is launched;
+    point them at a log file for the launch, so the JVM writes there for good,
+    and restore ours."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(path, "a") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)

@@ -1,0 +1,61 @@
+"""The CLI without Dagster, and with its settings from the environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+ENGINE_MODULES = ["engine.claims", "engine.definitions", "engine.errors", "engine.faults",
+                  "engine.fs", "engine.io", "engine.lease", "engine.lock",
+                  "engine.maintenance", "engine.progress", "engine.query", "engine.runner",
+                  "engine.session", "engine.settings", "engine.steps"]
+
+
+def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, text=True,
+                          capture_output=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+
+
+def test_engine_and_cli_do_not_import_dagster() -> None:
+    """engine/ and the CLI stand alone: importing them, and running
+    ``splice validate``, loads no Dagster module."""
+    imports = ", ".join(m for m in ENGINE_MODULES if (ROOT / f"{m.replace('.', '/')}.py").exists())
+    code = (f"import sys, {imports}, splice.cli, splice.demo, splice.maintain, splice.cases\n"
+            "from splice.cli import main\n"
+            f"rc = main(['validate', {str(ROOT / 'pipelines' / 'demo')!r}])\n"
+            "print('rc', rc, sorted(m for m in sys.modules if m.split('.')[0] == 'dagster'))\n")
+    done = _python(code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "rc 0 []"
+
+
+@pytest.mark.spark
+def test_run_honours_spark_master_from_the_environment(tmp_path: Path) -> None:
+    sql = tmp_path / "m.sql"
+    sql.write_text("CREATE STREAM e (id INT, v STRING) WITH (location='e', format='json', "
+                   "key='id');\nINSERT INTO out SELECT STREAM e.id, e.v FROM e;\n")
+    warehouse = tmp_path / "wh"
+    (warehouse / "e").mkdir(parents=True)
+    (warehouse / "e" / "part-0.json").write_text(
+        "".join(json.dumps({"id": i, "v": f"r{i}"}) + "\n" for i in range(3)))
+    env = {**os.environ, "SPLICE_SPARK_MASTER": "local[1]", "SPLICE_WAREHOUSE": str(warehouse),
+           "SPLICE_DRIVER_MEMORY": "1g", "SPLICE_MAINTAIN_EVERY": "0",
+           "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "splice.cli", "run", str(sql), "--parallel",
+                           "1"], cwd=ROOT, env=env, text=True, capture_output=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0] == "starting Spark (local[1]) ...", done.stdout
+    # The warehouse came from SPLICE_WAREHOUSE too: the output is there.
+    assert any(line.startswith("[2/2] ") and ": 3 rows written" in line
+               for line in lines), done.stdout
+    assert (warehouse / "out" / "_delta_log").is_dir()

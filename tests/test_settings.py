@@ -1,0 +1,175 @@
+"""engine/settings.py and engine/session.py's choices, without Spark (one
+test looks at the shared session): explicit over environment over default,
+packages added to Delta's, clear messages for bad values."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.session import connect_conf, spark_conf
+from engine.settings import SettingsError, SpliceSettings, Warehouse
+from resources.spark import SparkResource
+from resources.warehouse import WarehouseResource
+from splice.cli import main
+
+ENV = {
+    "SPLICE_WAREHOUSE": "s3a://bucket/wh",
+    "SPLICE_SPARK_MASTER": "spark://env:7077",
+    "SPLICE_DRIVER_MEMORY": "8g",
+    "SPLICE_SHUFFLE_PARTITIONS": "6",
+    "SPLICE_SPARK_PACKAGES": "org.example:env-pkg:1.0",
+    "SPLICE_SPARK_CONF": json.dumps({"spark.a": "env", "spark.b": "env"}),
+    "SPLICE_SPARK_LOG": "/tmp/env.log",
+}
+
+
+def test_defaults_without_environment() -> None:
+    s = SpliceSettings.from_env({})
+    assert (s.warehouse, s.master, s.connect_url, s.driver_memory, s.shuffle_partitions,
+            s.packages, s.conf) == ("warehouse", "local[2]", None, "4g", 2, (), {})
+    assert s.describe_spark() == "local[2]"
+
+
+def test_environment_over_default() -> None:
+    s = SpliceSettings.from_env(ENV)
+    assert (s.warehouse, s.master, s.driver_memory, s.shuffle_partitions, s.packages,
+            s.conf, s.spark_log) == (
+        "s3a://bucket/wh", "spark://env:7077", "8g", 6, ("org.example:env-pkg:1.0",),
+        {"spark.a": "env", "spark.b": "env"}, "/tmp/env.log")
+
+
+def test_explicit_over_environment_and_collections_merge() -> None:
+    s = SpliceSettings.from_env(ENV, warehouse="/data/wh", master="local[1]",
+                                driver_memory="1g", shuffle_partitions=3,
+                                packages=("org.example:mine:2.0", "org.example:env-pkg:1.0"),
+                                conf={"spark.b": "mine", "spark.c": "mine"})
+    assert (s.warehouse, s.master, s.driver_memory, s.shuffle_partitions) == (
+        "/data/wh", "local[1]", "1g", 3)
+    # conf merges key by key, the explicit value winning; packages are a union.
+    assert s.conf == {"spark.a": "env", "spark.b": "mine", "spark.c": "mine"}
+    assert s.packages == ("org.example:env-pkg:1.0", "org.example:mine:2.0")
+
+
+def test_none_means_not_given() -> None:
+    s = SpliceSettings.from_env(ENV, master=None, warehouse=None)
+    assert (s.master, s.warehouse) == ("spark://env:7077", "s3a://bucket/wh")
+
+
+def test_connect_url_from_environment_and_flag() -> None:
+    env = {"SPLICE_SPARK_CONNECT": "sc://env:15002"}
+    assert SpliceSettings.from_env(env).describe_spark() == "Spark Connect sc://env:15002"
+    s = SpliceSettings.from_env(env, connect_url="sc://flag:15002")
+    assert s.connect_url == "sc://flag:15002"
+
+
+def test_packages_in_conf_join_delta_instead_of_replacing_it() -> None:
+    """A ``spark.jars.packages`` in the conf would replace the coordinate
+    Delta's configure_spark_with_delta_pip sets; it becomes packages instead,
+    which engine/session.py hands to Delta as extra packages."""
+    env = {"SPLICE_SPARK_CONF": json.dumps({"spark.jars.packages": "g:a:1,g:b:2"})}
+    s = SpliceSettings.from_env(env, packages=("g:c:3",))
+    assert s.packages == ("g:c:3", "g:a:1", "g:b:2")
+    assert "spark.jars.packages" not in s.conf
+    assert "spark.jars.packages" not in spark_conf(s)
+
+
+@pytest.mark.spark
+def test_the_session_loads_delta_first(spark) -> None:
+    packages = spark.sparkContext.getConf().get("spark.jars.packages").split(",")
+    assert packages[0].startswith("io.delta:delta-spark_")
+
+
+def test_spark_conf_bad_json_is_one_clear_message() -> None:
+    with pytest.raises(SettingsError) as err:
+        SpliceSettings.from_env({"SPLICE_SPARK_CONF": "{spark.a: 1"})
+    assert str(err.value).startswith("SPLICE_SPARK_CONF is not a JSON object: ")
+    assert str(err.value).endswith('write it as {"spark.setting": "value", ...}')
+    with pytest.raises(SettingsError) as err:
+        SpliceSettings.from_env({"SPLICE_SPARK_CONF": "[1, 2]"})
+    assert str(err.value) == "SPLICE_SPARK_CONF must be a JSON object of setting: value, not list"
+
+
+def test_bad_numbers_and_coordinates_name_the_variable() -> None:
+    with pytest.raises(SettingsError) as err:
+        SpliceSettings.from_env({"SPLICE_SHUFFLE_PARTITIONS": "two"})
+    assert str(err.value) == "SPLICE_SHUFFLE_PARTITIONS must be a whole number above 0, not 'two'"
+    with pytest.raises(SettingsError, match="'delta' is not a Maven coordinate"):
+        SpliceSettings.from_env({"SPLICE_SPARK_PACKAGES": "delta"})
+
+
+def test_cli_reports_a_bad_setting_without_a_traceback(tmp_path: Path, monkeypatch,
+                                                       capsys) -> None:
+    sql = tmp_path / "p.sql"
+    sql.write_text("CREATE STREAM e (id INT) WITH (location='e', format='json', key='id');\n"
+                   "INSERT INTO out SELECT STREAM e.id FROM e;\n")
+    monkeypatch.setenv("SPLICE_SPARK_CONF", "not json")
+    assert main(["run", str(sql), "--warehouse", str(tmp_path / "wh")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("splice: SPLICE_SPARK_CONF is not a JSON object: ")
+    assert "Traceback" not in err
+
+
+def test_connect_server_gets_only_session_settings() -> None:
+    s = SpliceSettings.from_env({}, connect_url="sc://host:15002",
+                                conf={"spark.sql.ansi.enabled": "true",
+                                      "spark.executor.memory": "2g"})
+    sent, skipped = connect_conf(s)
+    assert sent["spark.sql.shuffle.partitions"] == "2"
+    assert sent["spark.sql.session.timeZone"] == "UTC"
+    assert sent["spark.sql.ansi.enabled"] == "true"
+    assert set(skipped) == {
+        "spark.cleaner.periodicGC.interval", "spark.databricks.delta.delta.log.cacheSize",
+        "spark.default.parallelism", "spark.driver.extraJavaOptions", "spark.driver.memory",
+        "spark.executor.extraJavaOptions", "spark.executor.memory",
+        "spark.sql.catalog.spark_catalog", "spark.sql.codegen.cache.maxEntries",
+        "spark.sql.extensions", "spark.ui.enabled", "spark.ui.showConsoleProgress"}
+    assert not set(skipped) & set(sent)
+    # A local Connect URL starts the server here: it gets everything.
+    local = SpliceSettings.from_env({}, connect_url="local[1]")
+    assert connect_conf(local) == (spark_conf(local), [])
+
+
+def test_spark_resource_fields_win_over_environment(monkeypatch) -> None:
+    monkeypatch.setenv("SPLICE_SPARK_MASTER", "spark://env:7077")
+    monkeypatch.setenv("SPLICE_DRIVER_MEMORY", "8g")
+    assert SparkResource().settings().master == "spark://env:7077"
+    s = SparkResource(master="local[1]", conf={"spark.x": "1"}).settings()
+    assert (s.master, s.driver_memory, s.conf) == ("local[1]", "8g", {"spark.x": "1"})
+
+
+def test_warehouse_resource_is_the_engine_layout() -> None:
+    resource, plain = WarehouseResource(root="/wh"), Warehouse(root="/wh")
+    assert isinstance(resource, Warehouse)
+    assert resource.layout() == plain
+    for path in (lambda w: w.step_path("p", "s"), lambda w: w.checkpoint_path("p", "s"),
+                 lambda w: w.dead_letter_path("p", "src"), lambda w: w.owner_path("p"),
+                 lambda w: w.output_claim_path("Out"), lambda w: w.source_path("in"),
+                 lambda w: w.output_path("out"), lambda w: w.pipeline_path("p")):
+        assert path(resource) == path(plain)
+    assert plain.step_path("p", "s") == "/wh/_splice/p/steps/s"
+    assert plain.output_claim_path("Out") == "/wh/_splice/output-claims/out.json"
+    assert Warehouse(root="s3a://b/wh/").checkpoint_path("p", "s") == \
+        "s3a://b/wh/_splice/p/checkpoints/s"
+    assert SpliceSettings.from_env({}, warehouse="/wh").warehouse_layout() == plain
+
+
+def test_connect_without_its_client_libraries_names_the_fix() -> None:
+    """Spark Connect's client needs grpcio-status and friends (pyspark's
+    ``connect`` extra), which are not pinned here yet."""
+    from engine.session import start_session
+
+    try:
+        import grpc_status  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("the Spark Connect client libraries are installed")
+    with pytest.raises(SettingsError) as err:
+        start_session(SpliceSettings.from_env({}, connect_url="sc://localhost:1"))
+    text = str(err.value)
+    assert text.startswith("Spark Connect (sc://localhost:1) needs PySpark's Connect client "
+                           "libraries: grpcio-status >= 1.48.1 must be installed")
+    assert text.endswith("Install them with pip install 'pyspark[connect]==4.2.0'")
