@@ -22,10 +22,10 @@ from dagster import (
 from engine.definitions import DefinitionChanged
 from engine.io import StepIO
 from engine.lock import LockBusy, dagster_lock_wait, pipeline_lock
-from engine.runner import StepFailed, StepReport, run_step
 from resources.spark import SparkResource
 from resources.warehouse import WarehouseResource
-from splice.explain import explain_step, step_header
+from runtime.explain import explain_step, step_header
+from runtime.runner import StepFailed, StepReport, run_step
 from sql.plan import Pipeline, SourceStep, Step
 
 FILES_UNCHANGED = "files_unchanged_after_ingest"

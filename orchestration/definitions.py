@@ -19,7 +19,7 @@ from orchestration.schedules import pipeline_schedule
 from orchestration.sensors import pipeline_sensor
 from resources.spark import SparkResource
 from resources.warehouse import WarehouseResource
-from splice.compile import compile_path
+from runtime.compile import compile_path
 from sql.errors import SqlErrors
 from sql.plan import Pipeline
 

@@ -103,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
     from engine.definitions import DefinitionChanged
     from engine.lock import LockBusy
     from engine.maintenance import MaintenanceFailed
-    from engine.runner import StepFailed
+    from runtime.runner import StepFailed
     from splice.compile import compile_path
 
     pipeline = compile_path(args.path)
@@ -156,9 +156,9 @@ def run_and_report(pipeline, warehouse: str, master: str = "local[2]",
     drop the steps ``rebuild`` names (and those downstream) when asked."""
     from engine.definitions import rebuild_targets
     from engine.io import StepIO
-    from engine.runner import StepReport, run_pipeline
     from resources.spark import SparkResource
     from resources.warehouse import WarehouseResource
+    from runtime.runner import StepReport, run_pipeline
     from sql.plan import Step
 
     print(f"starting Spark ({master}) ...", flush=True)
