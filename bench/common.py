@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pyspark.sql import DataFrame, SparkSession
 
 from engine.io import StepIO
-from engine.runner import run_step
 from resources.spark import SparkResource
 from resources.warehouse import WarehouseResource
+from runtime.runner import run_step
 from splice.compile import compile_text
 from sql.plan import Step
 

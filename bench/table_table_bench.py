@@ -30,8 +30,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from engine.io import StepIO, merge_by_key
-from engine.runner import run_step
 from resources.warehouse import WarehouseResource
+from runtime.runner import run_step
 
 SQL = """
 CREATE TABLE lefts (id BIGINT, lv BIGINT, ts TIMESTAMP)

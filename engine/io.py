@@ -10,26 +10,46 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
 from engine import faults, fs
 from engine.settings import Warehouse
 from sql.columns import KEY as KEY  # re-exported: defined once in sql/columns.py
 from sql.columns import ROWTIME as ROWTIME
-from sql.plan import Kind, Pipeline, SourceStep, Step
+from sql.plan import Kind, Pipeline, Relation, SourceStep, Step
+
+
+def has_fact(relation: Relation) -> Column:
+    """A stream record whose value columns are all NULL carries no fact, and
+    joins and aggregations skip it (ksqlDB); read as a table the same record
+    is a tombstone."""
+    if not relation.columns:
+        return F.lit(True)
+    return F.expr(" OR ".join(f"`{c.name}` IS NOT NULL" for c in relation.columns))
+
+
+# Reads an input step's rows as a stream: (io, step id, reader options).
+InputReader = Callable[["StepIO", str, dict[str, str]], DataFrame]
 
 
 @dataclass
 class StepIO:
-    """Where a pipeline's steps live, and how to read them."""
+    """Where a pipeline's steps live, and how to read them.
+
+    ``reader`` reads an input step as a stream through that step's own
+    executor (a source normalizes its table); the runtime binds it
+    (``runtime.registry.bind``), since the engine knows no executor."""
 
     spark: SparkSession
     warehouse: Warehouse
     pipeline: Pipeline
+    reader: InputReader | None = None
 
     def table_path(self, step: Step) -> str:
         if isinstance(step, SourceStep):
@@ -44,12 +64,15 @@ class StepIO:
         return self.warehouse.checkpoint_path(self.pipeline.name, step.id)
 
     def read_stream(self, step_id: str, **options: str) -> DataFrame:
-        """An input step's rows as a stream, in the stored layout."""
-        from resources.sources import read_source_stream
+        """An input step's rows as a stream, in the stored layout, read by
+        the input's executor."""
+        if self.reader is None:
+            raise RuntimeError("this StepIO reads no input: run steps through "
+                               "runtime.runner, which binds their executors")
+        return self.reader(self, step_id, options)
 
-        step = self.pipeline.step(step_id)
-        if isinstance(step, SourceStep):
-            return read_source_stream(self, step, **options)
+    def read_delta_stream(self, step: Step, options: dict[str, str]) -> DataFrame:
+        """A step's stored Delta table as a stream."""
         reader = self.spark.readStream.format("delta")
         for key, value in options.items():
             reader = reader.option(key, value)

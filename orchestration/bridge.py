@@ -1,4 +1,4 @@
-"""Everything orchestration/ takes from engine/, resources/ and splice/.
+"""Everything orchestration/ takes from engine/, runtime/ and resources/.
 
 The Dagster modules import these names from here only, so that moving them
 inside engine/ (or resources/, splice/) changes this one file and nothing
@@ -9,11 +9,11 @@ from engine.definitions import DefinitionChanged, definition_hash
 from engine.io import StepIO
 from engine.lock import LockBusy, dagster_lock_wait, pipeline_lock
 from engine.maintenance import MaintenanceFailed, MaintenancePolicy, maintain
-from engine.runner import StepFailed, StepReport, run_step
+from runtime.runner import StepFailed, StepReport, run_step
 from resources.spark import SparkResource
 from resources.warehouse import WarehouseResource
-from splice.compile import compile_path
-from splice.explain import explain_step, step_header
+from runtime.compile import compile_path
+from runtime.explain import explain_step, step_header
 
 __all__ = [
     "DefinitionChanged", "LockBusy", "MaintenanceFailed", "MaintenancePolicy",

@@ -122,7 +122,7 @@ def _check_error(case: Case, err: SqlErrors) -> list[str]:
 def _run_data(case: Case, pipeline: Pipeline, spark: Any, root: str) -> list[str]:
     from engine.definitions import DefinitionChanged
     from engine.io import StepIO
-    from engine.runner import StepFailed, run_pipeline
+    from runtime.runner import StepFailed, run_pipeline
     from engine.settings import Warehouse
 
     io = StepIO(spark=spark, warehouse=Warehouse(root=root), pipeline=pipeline)
@@ -201,7 +201,7 @@ def append_rows(io: Any, step: SourceStep, rows: list[dict[str, Any]]) -> None:
                 fh.write(json.dumps(row, default=str) + "\n")
         os.replace(os.path.join(folder, f"_{name}.tmp"), os.path.join(folder, name))
         return
-    from resources.sources import declared_schema
+    from operators.sources import declared_schema
 
     schema = declared_schema(step)
     by_lower = {c.name.lower(): c for c in step.declared}

@@ -127,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
     from engine.definitions import DefinitionChanged
     from engine.lock import LockBusy
     from engine.maintenance import MaintenanceFailed
-    from engine.runner import StepFailed
+    from runtime.runner import StepFailed
     from splice.compile import compile_path
 
     pipeline = compile_path(args.path)
@@ -183,7 +183,7 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
     and the environment when not given."""
     from engine.definitions import rebuild_targets
     from engine.io import StepIO
-    from engine.runner import StepReport, run_pipeline
+    from runtime.runner import StepReport, run_pipeline
     from engine.session import start_session
     from engine.settings import SpliceSettings
     from sql.plan import Step

@@ -22,7 +22,7 @@ from typing import Any
 
 from engine.faults import ENV, KillPoint
 from engine.io import StepIO
-from engine.runner import run_pipeline
+from runtime.runner import run_pipeline
 from splice.cases import append_rows
 from sql.plan import Kind, Pipeline
 from tests.conftest import ROOT, TEST_SPARK_CONF

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.io import StepIO
-from engine.runner import StepReport, run_step
+from runtime.runner import StepReport, run_step
 from sql.plan import SourceStep
 
 BASE = dt.datetime(2024, 1, 1)

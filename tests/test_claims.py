@@ -11,8 +11,8 @@ import pytest
 
 from engine.claims import ClaimRefused, claim
 from engine.io import StepIO
-from engine.runner import run_pipeline
 from resources.warehouse import WarehouseResource
+from runtime.runner import run_pipeline
 from splice.cli import main
 from splice.compile import compile_path, compile_text
 from tests.pipeline_helpers import append

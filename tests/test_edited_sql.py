@@ -11,8 +11,8 @@ import pytest
 
 from engine import definitions
 from engine.io import StepIO
-from engine.runner import run_pipeline
 from resources.warehouse import WarehouseResource
+from runtime.runner import run_pipeline
 from splice.cli import main
 from splice.compile import compile_path
 from tests.pipeline_helpers import append, output_rows

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from dagster import materialize
 
-from engine.runner import StepFailed, run_pipeline
 from orchestration.assets import build_assets
 from resources.spark import SparkResource
 from resources.warehouse import WarehouseResource
+from runtime.runner import StepFailed, run_pipeline
 from splice.cli import main
 from tests.pipeline_helpers import append, make_io
 

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from engine.io import delta_version
-from engine.runner import run_pipeline
+from runtime.runner import run_pipeline
 from tests.pipeline_helpers import LENSES_LEFT, append, forget_last_batch, make_io, output_rows
 
 pytestmark = pytest.mark.spark

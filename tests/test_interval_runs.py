@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-import engine.runner
+import runtime.runner
 from engine.io import StepIO
-from engine.runner import StepFailed
 from resources.warehouse import WarehouseResource
+from runtime.runner import StepFailed
 from splice.compile import compile_text
 from splice.explain import explain_pipeline
 from sql.errors import SqlErrors
@@ -44,7 +44,7 @@ class Crash:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, at_call: int) -> None:
         self.calls = 0
-        real = engine.runner.append
+        real = runtime.runner.append
 
         def append_or_crash(*args: object) -> None:
             self.calls += 1
@@ -52,7 +52,7 @@ class Crash:
                 raise RuntimeError("crash")
             real(*args)
 
-        monkeypatch.setattr(engine.runner, "append", append_or_crash)
+        monkeypatch.setattr(runtime.runner, "append", append_or_crash)
 
 
 @pytest.mark.spark

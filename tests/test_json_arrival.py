@@ -10,8 +10,8 @@ import random
 
 import pytest
 
-from engine.runner import run_pipeline
 from resources.warehouse import WarehouseResource
+from runtime.runner import run_pipeline
 from tests.pipeline_helpers import make_io, output_rows
 
 pytestmark = pytest.mark.spark

@@ -13,9 +13,9 @@ import pytest
 from dagster import materialize
 
 from engine.io import delta_version
-from engine.runner import run_pipeline
 from orchestration.assets import build_assets
 from resources.spark import SparkResource
+from runtime.runner import run_pipeline
 from splice.cli import run_and_report
 from tests.pipeline_helpers import append, make_io, output_rows
 

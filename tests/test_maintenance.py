@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.maintenance import MaintenancePolicy, maintained_tables
-from engine.runner import run_pipeline
+from runtime.runner import run_pipeline
 from tests.pipeline_helpers import append, make_io, output_rows
 
 pytestmark = pytest.mark.spark

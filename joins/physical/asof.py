@@ -26,23 +26,15 @@ stream is read as a table: the latest record of a key is its row.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
-
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
-from engine.io import append, ensure_table, merge_by_key
+from engine.io import KEY, StepIO, append, ensure_table, has_fact, merge_by_key
 from engine.query import BatchTarget, Sink, StepQuery
-from joins.explain import ExplainNode
-from joins.physical.base import PhysicalJoin
-from joins.physical.lookup import has_fact
-from joins.strategy import Strategy
-from sql.columns import KEY
-from sql.plan import AsofInequality, JoinType, Kind
-
-if TYPE_CHECKING:
-    from engine.io import StepIO
+from joins.nodes import AsofJoin
+from joins.physical.base import JoinQuery
+from sql.plan import JoinType, Kind
 
 # Columns the join adds to stored rows; the analyzer never names a column so.
 BATCH = "__splice_batch"  # the micro-batch that brought a stream row
@@ -50,23 +42,7 @@ POS = "__splice_pos"  # its position in that micro-batch
 JV = "__splice_jv"  # its equality values, as JSON
 
 
-class AsofJoin(PhysicalJoin):
-    strategy: ClassVar[Strategy] = Strategy.ASOF
-
-    @property
-    def inequality(self) -> AsofInequality:
-        assert self.step.asof is not None, "an AsofJoin needs an ASOF step"
-        return self.step.asof
-
-    def _input(self, side: str) -> str:
-        return self.step.inputs[0 if side == "l" else 1]
-
-    def _kind(self, side: str) -> Kind:
-        return self.step.left_kind if side == "l" else self.step.right_kind
-
-    def _filter(self, side: str) -> str | None:
-        return self.step.left_filter if side == "l" else self.step.right_filter
-
+class AsofQuery(JoinQuery[AsofJoin]):
     def _values(self, side: str) -> Column:
         """The equality values of a row of ``side`` (aliased so), comparable
         across sides: JSON of the values (numbers of the integral types print
@@ -76,42 +52,14 @@ class AsofJoin(PhysicalJoin):
 
     def _order(self) -> list[Column]:
         """Best right row first: nearest, smallest key, latest arrival."""
-        right = F.expr(self.inequality.right)
-        return [right.desc() if self.inequality.nearest_is_largest else right.asc(),
+        right = F.expr(self.node.inequality.right)
+        return [right.desc() if self.node.inequality.nearest_is_largest else right.asc(),
                 F.col(f"r.{KEY}").asc_nulls_last(),
                 F.col(f"r.{BATCH}").desc(), F.col(f"r.{POS}").desc()]
 
-    # -- explain ------------------------------------------------------------
-    def explain(self) -> ExplainNode:
-        s = self.step
-        return ExplainNode(
-            name="AsofJoin",
-            props={**self.common_props(), "type": f"ASOF {s.join_type.value}",
-                   "inequality": self.inequality.describe(),
-                   "ties": "smallest r._key (NULL last), then the latest to arrive",
-                   "result key": "the left row's _key",
-                   "maintained by": "MERGE of recomputed left rows, DELETE of those gone",
-                   "incremental": "a new or changed row recomputes the left rows of its "
-                                  "equality values, from the stored rows of those values"},
-            children=tuple(self._explain_input(side) for side in ("l", "r")),
-        )
-
-    def _explain_input(self, side: str) -> ExplainNode:
-        step_id = self._input(side)
-        if self._kind(side) == Kind.TABLE:
-            return ExplainNode(name="ChangeFeed", props={
-                "step": step_id, "filter": self._filter(side) or "",
-                "reads": "its current rows of the affected values"})
-        reads = ("the latest record per key, of the affected values" if side == "l"
-                 else "every row of the affected values")
-        return ExplainNode(name="StreamScan", props={
-            "step": step_id, "filter": self._filter(side) or "",
-            "skips": "records whose value columns are all NULL",
-            "kept": "in an arrival log (one input file per micro-batch)", "reads": reads})
-
     # -- build --------------------------------------------------------------
     def build(self, io: StepIO) -> StepQuery:
-        logged = tuple(side for side in ("l", "r") if self._kind(side) == Kind.STREAM)
+        logged = tuple(side for side in ("l", "r") if self.node.kind_of(side) == Kind.STREAM)
         log = f"{io.checkpoint(self.step)}/splice_asof_arrivals"
         feeds = [self._feed(io, side, side in logged) for side in ("l", "r")]
         stream = feeds[0].unionByName(feeds[1], allowMissingColumns=True)
@@ -123,7 +71,7 @@ class AsofJoin(PhysicalJoin):
             if side in logged:
                 return (io.spark.read.format("delta").load(log).where(f"__side = '{side}'")
                         .select(f"__row_{side}.*", JV, BATCH, POS))
-            table = io.read_table(self._input(side)).alias(side)
+            table = io.read_table(self.node.input_of(side)).alias(side)
             return table.select(f"{side}.*", self._values(side).alias(JV),
                                 F.lit(0).cast("long").alias(BATCH),
                                 F.lit(0).cast("long").alias(POS))
@@ -159,7 +107,7 @@ class AsofJoin(PhysicalJoin):
     def _feed(self, io: StepIO, side: str, logged: bool) -> DataFrame:
         """One input's new rows as a stream: its side and equality values; a
         stream's whole rows for the arrival log; a left table's changed keys."""
-        step_id = self._input(side)
+        step_id = self.node.input_of(side)
         if logged:
             relation = io.pipeline.step(step_id).relation
             rows = (io.read_stream(step_id, maxFilesPerTrigger="1")
@@ -193,7 +141,7 @@ class AsofJoin(PhysicalJoin):
             left = left.where(F.expr(self.step.left_filter))
         if self.step.right_filter:
             right = right.where(F.expr(self.step.right_filter))
-        ineq = self.inequality
+        ineq = self.node.inequality
         condition = self.match_condition() & F.expr(f"({ineq.left}) {ineq.op} ({ineq.right})")
         how = "left" if self.step.join_type == JoinType.LEFT else "inner"
         best = Window.partitionBy(F.col(f"l.{KEY}")).orderBy(*self._order())

@@ -1,53 +1,43 @@
-"""The join core that every physical join variant shares."""
+"""The join core that every join executor shares, and the executor that
+runs a join node through its variant's query."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, ClassVar
+from typing import Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from joins.explain import ExplainNode
-from joins.strategy import Strategy
-from sql.columns import KEY, ROWTIME
+from engine.io import KEY, ROWTIME, StepIO
+from engine.query import Executor, StepQuery
+from joins.nodes import JoinNode
 from sql.plan import JoinStep
 
-if TYPE_CHECKING:
-    from engine.io import StepIO
-    from engine.query import StepQuery
+N = TypeVar("N", bound=JoinNode)
 
 
-class PhysicalJoin(BaseModel, ABC):
-    """A join step and the operator that computes it.
+class JoinQuery(ABC, Generic[N]):
+    """The Spark query of one join node.
 
     Variants differ in how they read their inputs and keep state; they share
     how the match condition is formed from the step's equalities and residual
     predicate, and how a joined row becomes an output row.
     """
 
-    model_config = ConfigDict(frozen=True)
+    def __init__(self, node: N) -> None:
+        self.node = node
 
-    strategy: ClassVar[Strategy]
-    step: JoinStep
-
-    @abstractmethod
-    def explain(self) -> ExplainNode: ...
+    @property
+    def step(self) -> JoinStep:
+        return self.node.step
 
     @abstractmethod
     def build(self, io: StepIO) -> StepQuery: ...
 
-    def streamed_inputs(self) -> tuple[str, ...]:
-        """The inputs whose new rows make the join emit."""
-        return self.step.inputs
-
     # -- the join core ------------------------------------------------------
-    def equality_sql(self) -> list[str]:
-        return [f"({e.left}) = ({e.right})" for e in self.step.equalities]
-
     def match_condition(self) -> Column:
-        parts = self.equality_sql()
+        parts = self.node.equality_sql()
         if self.step.residual:
             parts.append(self.step.residual)
         return F.expr(" AND ".join(parts)) if parts else F.lit(True)
@@ -63,14 +53,12 @@ class PhysicalJoin(BaseModel, ABC):
             F.expr(self.step.rowtime).alias(ROWTIME),
         )
 
-    def common_props(self) -> dict[str, str]:
-        s = self.step
-        return {
-            "type": s.join_type.value,
-            "predicate": " AND ".join(e.text for e in s.equalities),
-            "residual": s.residual or "",
-            "after join": s.post_filter or "",
-            "key": s.key,
-            "rowtime": s.rowtime,
-            "output": "[" + ", ".join(p.name for p in s.select) + "]",
-        }
+
+class JoinExecutor(Executor[N]):
+    """Runs a join node with its variant's :class:`JoinQuery`."""
+
+    def __init__(self, query_class: type[JoinQuery[N]]) -> None:
+        self.query_class = query_class
+
+    def query(self, node: N, io: StepIO) -> StepQuery:
+        return self.query_class(node).build(io)

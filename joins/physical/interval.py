@@ -31,21 +31,14 @@ different column from the watermark column, and what that relies on.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
-
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from engine.io import ROWTIME, StepIO, has_fact
 from engine.query import StepQuery
-from joins.explain import ExplainNode, duration
-from joins.physical.base import PhysicalJoin
-from joins.physical.lookup import has_fact
-from joins.strategy import Strategy
-from sql.columns import ROWTIME
-from sql.plan import JoinType, Window
-
-if TYPE_CHECKING:
-    from engine.io import StepIO
+from joins.nodes import IntervalJoin
+from joins.physical.base import JoinQuery
+from sql.plan import JoinType
 
 # The columns the join adds to each side; their names cannot clash with a
 # user's (the analyzer names columns after the SQL, never with '__splice').
@@ -67,36 +60,9 @@ def shift(column: Column, micros: int) -> Column:
     return F.timestamp_micros(F.unix_micros(column) + F.lit(micros))
 
 
-class IntervalJoin(PhysicalJoin):
-    strategy: ClassVar[Strategy] = Strategy.INTERVAL
-
-    @property
-    def window(self) -> Window:
-        assert self.step.window is not None
-        return self.step.window
-
-    @property
-    def constant_key(self) -> bool:
-        """Spark refuses a stream-stream join without an equality: a join with
-        none (CROSS, or only a residual) joins on a constant instead."""
-        return not self.step.equalities
-
-    # -- the Spark query ------------------------------------------------------
-    def _open_ms(self, side: str) -> int:
-        """How long past its own time a record can still be matched."""
-        return self.window.after_ms if side == "l" else self.window.before_ms
-
-    @property
-    def rowtime_in_state(self) -> bool:
-        """Whether the join condition reads ROWTIME itself. If not, the state
-        keeps only the two shifted copies of it, and ROWTIME is recomputed
-        from the watermark column after the join: one column less per state
-        row."""
-        text = " ".join([*self.equality_sql(), self.step.residual or ""]).lower()
-        return "rowtime" in text
-
+class IntervalQuery(JoinQuery[IntervalJoin]):
     def _side(self, io: StepIO, side: str) -> DataFrame:
-        w = self.window
+        w = self.node.window
         input_id = self.step.inputs[0 if side == "l" else 1]
         relation = io.pipeline.step(input_id).relation
         df = io.read_stream(input_id).where(has_fact(relation))
@@ -106,26 +72,26 @@ class IntervalJoin(PhysicalJoin):
             df = df.alias(side).where(F.expr(side_filter))
         rowtime = F.col(ROWTIME)
         kept = [F.col(f"`{c}`") for c in df.columns
-                if c != ROWTIME or self.rowtime_in_state]
+                if c != ROWTIME or self.node.rowtime_in_state]
         extra = [
-            shift(rowtime, self._open_ms(side) * 1000).alias(WM.format(side=side)),
+            shift(rowtime, self.node.open_ms(side) * 1000).alias(WM.format(side=side)),
             shift(rowtime, (w.before_ms + w.after_ms) * 1000 + 1).alias(BOUND.format(side=side)),
         ]
-        if self.constant_key:
+        if self.node.constant_key:
             # Not a literal: a literal would be folded into 'true' and the join
             # would have no equality again.
             extra.append(F.coalesce(F.unix_micros(rowtime) * 0, F.lit(0))
                          .alias(CROSS_KEY.format(side=side)))
         return (df.select(*kept, *extra)
                 .withWatermark(WM.format(side=side),
-                               f"{self._open_ms(side) + w.grace_ms} milliseconds")
+                               f"{self.node.open_ms(side) + w.grace_ms} milliseconds")
                 .alias(side))
 
     def condition(self) -> Column:
         """Equalities, the window (as Spark can solve it for eviction), the
         residual."""
-        parts = self.equality_sql()
-        if self.constant_key:
+        parts = self.node.equality_sql()
+        if self.node.constant_key:
             parts.append(f"l.{CROSS_KEY.format(side='l')} = r.{CROSS_KEY.format(side='r')}")
         parts.append(f"r.{WM.format(side='r')} < l.{BOUND.format(side='l')}")
         parts.append(f"l.{WM.format(side='l')} < r.{BOUND.format(side='r')}")
@@ -136,14 +102,14 @@ class IntervalJoin(PhysicalJoin):
     def _restored(self, joined: DataFrame, left: DataFrame, right: DataFrame) -> DataFrame:
         """Each side again as ``l`` / ``r`` with its own columns and ROWTIME
         (NULL on the missing side of a null-padded row)."""
-        if self.rowtime_in_state:
+        if self.node.rowtime_in_state:
             return joined
         sides = []
         for side, df in (("l", left), ("r", right)):
             columns = [F.col(f"{side}.`{c}`").alias(c) for c in df.columns
                        if not c.startswith("__splice_")]
             wm = F.col(f"{side}.{WM.format(side=side)}")
-            rowtime = shift(wm, -self._open_ms(side) * 1000).alias(ROWTIME)
+            rowtime = shift(wm, -self.node.open_ms(side) * 1000).alias(ROWTIME)
             sides.append(F.struct(*columns, rowtime).alias(side))
         return joined.select(*sides)
 
@@ -152,43 +118,3 @@ class IntervalJoin(PhysicalJoin):
         joined = left.join(right, self.condition(), SPARK_HOW[self.step.join_type])
         rows = self.output(self._restored(joined, left, right))
         return StepQuery(stream=rows)
-
-    # -- EXPLAIN --------------------------------------------------------------
-    def explain(self) -> ExplainNode:
-        w, s = self.window, self.step
-        outer = {JoinType.LEFT: "left", JoinType.RIGHT: "right",
-                 JoinType.FULL: "left and right"}.get(s.join_type)
-        props = {
-            **self.common_props(),
-            "window": f"-{duration(w.before_ms)} <= r.ROWTIME - l.ROWTIME <= "
-                      f"{duration(w.after_ms)} ({w.form})",
-            "grace": duration(w.grace_ms),
-            "stream time": "the largest ROWTIME seen on either input",
-            "state": f"a left record until stream time >= its ROWTIME + "
-                     f"{duration(w.after_ms + w.grace_ms)}, a right record until >= its "
-                     f"ROWTIME + {duration(w.before_ms + w.grace_ms)}",
-            "emits": "a match as soon as both records are processed"
-                     + (f"; an unmatched {outer} record null-padded when its window closes"
-                        if outer else ""),
-            "late": "a record whose window has closed when it arrives is dropped and counted",
-            "rowtime": s.rowtime,
-        }
-        if self.constant_key:
-            props["partitioning"] = (
-                "none: no equality, so both inputs join on a constant key; every row of "
-                "the window is kept and matched on one partition (one core), and each "
-                "record is compared with every open record of the other input")
-        return ExplainNode(
-            name="IntervalJoin",
-            props=props,
-            children=tuple(
-                ExplainNode(name="StreamScan", props={
-                    "step": s.inputs[i],
-                    "filter": (s.left_filter if side == "l" else s.right_filter) or "",
-                    "skips": "records whose value columns are all NULL",
-                    "watermark": f"ROWTIME + {duration(open_ms)}, delay "
-                                 f"{duration(open_ms + w.grace_ms)}"})
-                for i, (side, open_ms) in enumerate(
-                    (("l", w.after_ms), ("r", w.before_ms)))),
-        )
-

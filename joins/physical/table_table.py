@@ -29,30 +29,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import reduce
-from typing import TYPE_CHECKING, ClassVar
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
-from engine.io import merge_by_key
+from engine.io import KEY, StepIO, merge_by_key
 from engine.query import BatchTarget, Sink, StepQuery
-from joins.explain import ExplainNode
-from joins.physical.base import PhysicalJoin
-from joins.strategy import Strategy
-from sql.columns import KEY
+from joins.nodes import IncrementalTableJoin
+from joins.physical.base import JoinQuery
 from sql.plan import JoinType
-
-if TYPE_CHECKING:
-    from engine.io import StepIO
 
 _HOW = {JoinType.INNER: "inner", JoinType.LEFT: "left", JoinType.RIGHT: "right",
         JoinType.FULL: "full", JoinType.CROSS: "cross"}
 
 
-class IncrementalTableJoin(PhysicalJoin):
-    strategy: ClassVar[Strategy] = Strategy.TABLE_TABLE
+class TableTableQuery(JoinQuery[IncrementalTableJoin]):
 
     def _join_values(self, side: str) -> list[Column]:
         """The side's join expressions, in the order of the equalities."""
@@ -85,23 +78,6 @@ class IncrementalTableJoin(PhysicalJoin):
                 affected["k"]), "left_semi").select(F.col(KEY).alias("k"))
 
         return by("l", affected_l).union(by("r", affected_r)).distinct()
-
-    def explain(self) -> ExplainNode:
-        s = self.step
-        cost = ("every change recomputes the whole result (no equality)" if not s.equalities
-                else "a change recomputes only the result rows of its join values")
-        return ExplainNode(
-            name="IncrementalTableJoin",
-            props={**self.common_props(), "result key": s.key_mode or "",
-                   "maintained by": "MERGE of recomputed rows, DELETE of stale ones",
-                   "incremental": cost},
-            children=(
-                ExplainNode(name="ChangeFeed", props={"step": s.inputs[0],
-                                                      "filter": s.left_filter or ""}),
-                ExplainNode(name="ChangeFeed", props={"step": s.inputs[1],
-                                                      "filter": s.right_filter or ""}),
-            ),
-        )
 
     def build(self, io: StepIO) -> StepQuery:
         left_id, right_id = self.step.inputs

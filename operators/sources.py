@@ -1,7 +1,7 @@
 """Source readers: from a source's own data to the stored layout.
 
 A Delta source is read in place. A JSON-lines source is ingested
-(``resources.json_source``): each line is parsed against the declared schema;
+(``operators.json_source``): each line is parsed against the declared schema;
 a line that is not JSON, a field that does not convert to its declared type,
 or a missing event time sends the record to the source's dead-letter table
 with the reason, and the run goes on. Either way every reader yields
@@ -11,29 +11,25 @@ the ingestion time when none is declared).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructField, StructType
 
-from engine.errors import recorded, root_cause
-from engine.faults import KillPoint, reached
+from engine.errors import root_cause
 from engine.io import (
     KEY,
     ROWTIME,
     StepIO,
-    app_id,
     delta_exists,
     delta_version,
     ensure_table,
     rows_written_since,
 )
-from resources.dead_letters import DEAD_LETTER_SCHEMA, append_dead_letters, dead_letters
-from resources.file_manifest import ChangedFile, last_changed
-from resources.json_source import ingest_json
+from engine.query import BatchTarget, Executor, Outcome, Sink, StepQuery
+from operators.dead_letters import DEAD_LETTER_SCHEMA, append_dead_letters, dead_letters
+from operators.nodes import DeltaSource, SourceNode
 from sql.plan import SourceStep
 
 
@@ -44,15 +40,6 @@ class SourceError(Exception):
     def __init__(self, message: str, detail: str | None = None) -> None:
         super().__init__(message)
         self.detail = detail or message
-
-
-@dataclass
-class SourceReport:
-    rows: int
-    dead_letters: int
-    version: int | None
-    path: str
-    changed_files: list[ChangedFile] = field(default_factory=list)
 
 
 def declared_schema(step: SourceStep) -> StructType:
@@ -155,57 +142,57 @@ def _widens(has: DataType, wants: DataType) -> bool:
     return (a, b) == ("float", "double") or (a in _INTEGRAL[:3] and b == "double")
 
 
-def read_source_stream(io: StepIO, step: SourceStep, **options: str) -> DataFrame:
-    path = ensure_source(io.spark, io, step)
-    reader = io.spark.readStream.format("delta")
-    for key, value in options.items():
-        reader = reader.option(key, value)
-    return normalize(step, reader.load(path).where(valid_condition(step)))
+def dead_letter_table(io: StepIO, step: SourceStep) -> str:
+    """The source's dead-letter table, created empty when missing."""
+    path = io.warehouse.dead_letter_path(io.pipeline.name, step.name)
+    ensure_table(io.spark, path, DEAD_LETTER_SCHEMA)
+    return path
 
 
-def run_source(io: StepIO, step: SourceStep) -> SourceReport:
-    """A source's own step: ingest a file source into Delta, or check a Delta
-    source's records; either way rejected records go to the dead-letter table."""
-    spark = io.spark
-    dead_path = io.warehouse.dead_letter_path(io.pipeline.name, step.name)
-    ensure_table(spark, dead_path, DEAD_LETTER_SCHEMA)
-    txn = app_id(spark, io.checkpoint(step))
-    if step.format != "delta":
-        path = stored_path(io, step)
-        rows, dead, changed = ingest_json(io, step, path, dead_path, txn)
-        return SourceReport(rows=rows, dead_letters=dead, version=delta_version(spark, path),
-                            path=path, changed_files=changed)
-    path = ensure_source(spark, io, step)
-    if step.timestamp_column is None:
-        return SourceReport(rows=0, dead_letters=0, version=delta_version(spark, path), path=path)
-    dead_before = delta_version(spark, dead_path)
-    reason = F.lit(f"missing event time '{step.timestamp_column}'")
+class SourceExecutor(Executor[SourceNode]):
+    """What every source format shares: downstream steps read the source's
+    Delta table as a stream, normalized to the stored layout."""
 
-    def check(batch: DataFrame, batch_id: int) -> None:
-        # Counted before it is written: a batch without a rejected record
-        # makes no dead-letter commit. Computed once (cached).
-        bad = batch.where(~valid_condition(step)).persist()
-        try:
-            if bad.count():
-                append_dead_letters(dead_letters(step, bad, reason, batch_id), dead_path, txn,
-                                    batch_id)
-        finally:
-            bad.unpersist()
-        reached(KillPoint.OUTPUT_COMMITTED, step.id)
-
-    checkpoint = io.checkpoint(step)
-    query = (spark.readStream.format("delta").load(path).writeStream
-             .foreachBatch(recorded(check, checkpoint)).trigger(availableNow=True)
-             .option("checkpointLocation", checkpoint).queryName(f"source:{step.id}").start())
-    query.awaitTermination()
-    return SourceReport(rows=0, dead_letters=rows_written_since(spark, dead_path, dead_before),
-                        version=delta_version(spark, path), path=path)
+    def read_stream(self, node: SourceNode, io: StepIO, options: dict[str, str]) -> DataFrame:
+        step = node.step
+        path = ensure_source(io.spark, io, step)
+        reader = io.spark.readStream.format("delta")
+        for key, value in options.items():
+            reader = reader.option(key, value)
+        return normalize(step, reader.load(path).where(valid_condition(step)))
 
 
-def source_changed_files(io: StepIO, step: SourceStep) -> list[ChangedFile]:
-    """A file source's files changed in place after they were ingested, as
-    its last run found them: a run that skips the source saw the same
-    files (the source's input markers hold every file's size and time)."""
-    if step.format == "delta":
-        return []
-    return last_changed(io.spark, io.checkpoint(step))
+class DeltaSourceExecutor(SourceExecutor):
+    """A Delta source's own step: its records without an event time go to
+    the dead-letter table (the table itself is read in place)."""
+
+    def markers(self, node: SourceNode, io: StepIO) -> dict[str, str]:
+        path = io.table_path(node.step)
+        return {path: str(delta_version(io.spark, path))}
+
+    def query(self, node: SourceNode, io: StepIO) -> StepQuery:
+        assert isinstance(node, DeltaSource)
+        step, spark = node.step, io.spark
+        dead_path = dead_letter_table(io, step)
+        path = ensure_source(spark, io, step)
+        if step.timestamp_column is None:  # nothing to check
+            return StepQuery(stream=None, sink=Sink.CUSTOM, outcome=lambda: Outcome(rows=0))
+        dead_before = delta_version(spark, dead_path)
+        reason = F.lit(f"missing event time '{step.timestamp_column}'")
+
+        def check(batch: DataFrame, target: BatchTarget) -> None:
+            # Counted before it is written: a batch without a rejected record
+            # makes no dead-letter commit. Computed once (cached).
+            bad = batch.where(~valid_condition(step)).persist()
+            try:
+                if bad.count():
+                    append_dead_letters(dead_letters(step, bad, reason, target.batch_id),
+                                        dead_path, target.txn_app, target.batch_id)
+            finally:
+                bad.unpersist()
+
+        return StepQuery(
+            stream=spark.readStream.format("delta").load(path), sink=Sink.CUSTOM, writer=check,
+            outcome=lambda: Outcome(
+                rows=0, dead_letters=rows_written_since(spark, dead_path, dead_before)),
+            name=f"source:{step.id}")

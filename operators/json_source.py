@@ -14,7 +14,7 @@ still being written: it goes to the dead letter as ``incomplete line``. A
 line that is not valid UTF-8, not one JSON object (or one followed by more
 than whitespace), a field that does not convert to its declared type, or a
 missing event time sends the record to the dead letter with the reason. The
-manifest records every file read (``resources.file_manifest``).
+manifest records every file read (``operators.file_manifest``).
 """
 
 from __future__ import annotations
@@ -24,18 +24,21 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from engine import fs
-from engine.errors import recorded
 from engine.faults import KillPoint, reached
 from engine.io import StepIO, append, delta_version, ensure_table, rows_written_since
-from resources.dead_letters import append_dead_letters, dead_letters, raw_record
-from resources.file_manifest import (
+from engine.query import BatchTarget, Outcome, Sink, StepQuery
+from operators.dead_letters import append_dead_letters, dead_letters, raw_record
+from operators.file_manifest import (
     MANIFEST_SCHEMA,
     ChangedFile,
     changed_files,
+    last_changed,
     manifest_path,
     manifest_rows,
     save_changed,
 )
+from operators.nodes import SourceNode
+from operators.sources import SourceExecutor, dead_letter_table, declared_schema
 from sql.plan import SourceStep
 
 # Arrival order: the file's modification time, its name (then its path, for
@@ -49,13 +52,32 @@ NOT_OBJECT = "not a JSON object"
 TRAILING = "trailing characters after the JSON object"
 
 
-def ingest_json(io: StepIO, step: SourceStep, path: str, dead_path: str,
-                txn: str) -> tuple[int, int, list[ChangedFile]]:
-    """Ingest the new files of a JSON-lines source: rows written to the
-    source's table, rows to its dead letter, files changed since ingested."""
-    from resources.sources import declared_schema
+class JsonSourceExecutor(SourceExecutor):
+    """A JSON-lines source's own step: its new files ingested into its
+    Delta table, in the runner's streaming loop like every other step."""
 
+    def markers(self, node: SourceNode, io: StepIO) -> dict[str, str]:
+        # Every file with its size and time: a file changed in place runs
+        # the source again, which reports it.
+        raw = io.warehouse.source_path(node.step.location)
+        return {raw: ",".join(f"{name}:{size}:{ms}"
+                              for name, size, ms in fs.list_files(io.spark, raw))}
+
+    def skipped(self, node: SourceNode, io: StepIO) -> list[ChangedFile]:
+        """The files changed in place after they were ingested, as the last
+        run found them: a run that skips the source saw the same files."""
+        return last_changed(io.spark, io.checkpoint(node.step))
+
+    def query(self, node: SourceNode, io: StepIO) -> StepQuery:
+        return ingest_json(io, node.step, dead_letter_table(io, node.step))
+
+
+def ingest_json(io: StepIO, step: SourceStep, dead_path: str) -> StepQuery:
+    """The query that ingests the new files of a JSON-lines source; its
+    outcome: rows written to the source's table, rows to its dead letter,
+    files changed since ingested."""
     spark = io.spark
+    path = io.table_path(step)
     ensure_table(spark, path, declared_schema(step))
     before, dead_before = delta_version(spark, path), delta_version(spark, dead_path)
     checkpoint = io.checkpoint(step)
@@ -67,7 +89,8 @@ def ingest_json(io: StepIO, step: SourceStep, path: str, dead_path: str,
               .select("value", "_metadata"))
     columns = [f"`{c.name}`" for c in step.declared]
 
-    def ingest(batch: DataFrame, batch_id: int) -> None:
+    def ingest(batch: DataFrame, target: BatchTarget) -> None:
+        txn, batch_id = target.txn_app, target.batch_id
         # Parsed once, written three times (rows, dead letters, manifest).
         parsed = parse_lines(step, numbered_lines(batch)).persist()
         try:
@@ -90,16 +113,16 @@ def ingest_json(io: StepIO, step: SourceStep, path: str, dead_path: str,
             append(manifest_rows(parsed, batch_id).coalesce(1), manifest, txn, batch_id)
         finally:
             parsed.unpersist()
-        reached(KillPoint.OUTPUT_COMMITTED, step.id)
 
-    query = (stream.writeStream.foreachBatch(recorded(ingest, checkpoint))
-             .trigger(availableNow=True)
-             .option("checkpointLocation", checkpoint).queryName(f"source:{step.id}").start())
-    query.awaitTermination()
-    changed = changed_files(spark, folder, checkpoint)
-    save_changed(spark, checkpoint, changed)
-    return (rows_written_since(spark, path, before),
-            rows_written_since(spark, dead_path, dead_before), changed)
+    def outcome() -> Outcome:
+        changed = changed_files(spark, folder, checkpoint)
+        save_changed(spark, checkpoint, changed)
+        return Outcome(rows=rows_written_since(spark, path, before),
+                       dead_letters=rows_written_since(spark, dead_path, dead_before),
+                       changed_files=changed)
+
+    return StepQuery(stream=stream, sink=Sink.CUSTOM, writer=ingest, outcome=outcome,
+                     name=f"source:{step.id}")
 
 
 def numbered_lines(batch: DataFrame) -> DataFrame:

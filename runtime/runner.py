@@ -2,7 +2,9 @@
 
 A step's query runs with ``trigger(availableNow=True)`` on the step's own
 checkpoint: it processes what arrived since its last run, then stops, so the
-next run continues where this one stopped. The CLI and the Dagster assets
+next run continues where this one stopped. Every step, sources included, is
+its physical node's query (built by the executor the registry names for the
+node's kind) run through the one loop here. The CLI and the Dagster assets
 both run steps through :func:`run_step`.
 """
 
@@ -37,13 +39,14 @@ from engine.io import (
 )
 from engine.lock import pipeline_lock
 from engine.maintenance import MaintenancePolicy, after_run
+from engine.nodes import PhysicalNode
 from engine.progress import RunProgress, is_no_data_batch
 from engine.query import BatchTarget, Sink, StepQuery
-from engine.steps import build_query
-from joins.planner import physical_join
-from resources.file_manifest import ChangedFile
-from resources.sources import SourceError, run_source, source_changed_files
-from sql.plan import JoinStep, Kind, Pipeline, SourceStep, Step
+from operators.file_manifest import ChangedFile
+from operators.sources import SourceError
+from runtime.planner import planned
+from runtime.registry import bind, executor
+from sql.plan import Kind, Pipeline, Step
 
 
 @dataclass
@@ -91,29 +94,13 @@ class StepFailed(Exception):
         super().__init__(f"step '{step.id}' ({step.op}, from {step.where}) failed: {reason}")
 
 
-def input_markers(step: Step, io: StepIO) -> dict[str, str]:
+def input_markers(node: PhysicalNode, io: StepIO) -> dict[str, str]:
     """What the step's streamed inputs look like now (Delta versions, or the
-    files of a file source), with the step's own definition: a run may be
-    skipped when none of it changed since the step's last run."""
-    spark = io.spark
-    markers = {"definition": hashlib.sha256(step.model_dump_json().encode()).hexdigest()}
-    if isinstance(step, SourceStep):
-        if step.format == "delta":
-            path = io.table_path(step)
-            markers[path] = str(delta_version(spark, path))
-        else:
-            # Every file with its size and time: a file changed in place
-            # runs the source again, which reports it.
-            raw = io.warehouse.source_path(step.location)
-            markers[raw] = ",".join(f"{name}:{size}:{ms}"
-                                    for name, size, ms in fs.list_files(spark, raw))
-        return markers
-    streamed = (physical_join(step).streamed_inputs() if isinstance(step, JoinStep)
-                else step.inputs[:1])
-    for input_id in streamed:
-        path = io.table_path(io.pipeline.step(input_id))
-        markers[path] = str(delta_version(spark, path))
-    return markers
+    files of a file source: its executor says), with the step's own
+    definition: a run may be skipped when none of it changed since the
+    step's last run."""
+    definition = hashlib.sha256(node.step.model_dump_json().encode()).hexdigest()
+    return {"definition": definition, **executor(node).markers(node, io)}
 
 
 def _markers_file(step: Step, io: StepIO) -> str:
@@ -138,31 +125,28 @@ def run_step(step: Step, io: StepIO, checked: bool = False) -> StepReport:
     checkpoint was built is refused (:class:`definitions.DefinitionChanged`),
     unless ``checked`` says the caller checked the whole pipeline already."""
     start = time.monotonic()
+    plan = planned(io.pipeline)
+    io = bind(io, plan)
+    node = plan.node(step.id)
     if not checked:
-        definitions.check(io.pipeline, io, [step.id])
-    markers = input_markers(step, io)
+        definitions.check(plan, io, [step.id])
+    markers = input_markers(node, io)
     if _unchanged(step, io, markers):
         path = io.table_path(step)
-        changed = (source_changed_files(io, step) if isinstance(step, SourceStep) else [])
         return StepReport(step.id, step.op, step.kind.value, path, 0,
                           delta_version(io.spark, path), time.monotonic() - start,
-                          skipped=True, changed_files=changed)
+                          skipped=True, changed_files=executor(node).skipped(node, io))
     definitions.record(io, step)
-    report = _run(step, io, start)
+    report = _run(node, io, start)
     reached(KillPoint.CHECKPOINT_COMMITTED, step.id)
     fs.write_text(io.spark, _markers_file(step, io), json.dumps(markers))
     return report
 
 
-def _run(step: Step, io: StepIO, start: float) -> StepReport:
+def _run(node: PhysicalNode, io: StepIO, start: float) -> StepReport:
+    step = node.step
     try:
-        if isinstance(step, SourceStep):
-            report = run_source(io, step)
-            return StepReport(step.id, step.op, step.kind.value, report.path, report.rows,
-                              report.version, time.monotonic() - start,
-                              dead_letters=report.dead_letters,
-                              changed_files=report.changed_files)
-        return _run_query(step, io, start)
+        return _run_query(node, io, start)
     except SourceError as err:
         raise StepFailed(step, str(err), err.detail) from None
     except (PySparkException, Py4JJavaError) as err:
@@ -170,9 +154,9 @@ def _run(step: Step, io: StepIO, start: float) -> StepReport:
         raise StepFailed(step, cause.summary, cause.detail) from err
 
 
-def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
-    spark = io.spark
-    query = build_query(step, io)
+def _run_query(node: PhysicalNode, io: StepIO, start: float) -> StepReport:
+    step, spark = node.step, io.spark
+    query = executor(node).query(node, io)
     path = io.table_path(step)
     before = delta_version(spark, path)
     # An appending step's first micro-batch creates its table with its first
@@ -181,10 +165,36 @@ def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
     if before is None and query.sink != Sink.APPEND:
         _create_output(step, query, path, spark)
         before = delta_version(spark, path)
+    progress = RunProgress()
+    if query.stream is not None:
+        _stream(step, io, query, path, progress)
+    after = delta_version(spark, path)
+    if after is None:  # no micro-batch wrote, and the table is not there yet
+        _create_output(step, query, path, spark)
+        after = delta_version(spark, path)
+    if query.outcome is not None:  # a step that reports more than its rows (a source)
+        outcome = query.outcome()
+        return StepReport(step.id, step.op, step.kind.value, path, outcome.rows, after,
+                          time.monotonic() - start, dead_letters=outcome.dead_letters,
+                          changed_files=outcome.changed_files)
+    schema = spark.read.format("delta").load(path).schema
+    return StepReport(
+        step.id, step.op, step.kind.value, path,
+        rows_written_since(spark, path, before), after,
+        time.monotonic() - start,
+        schema=[(f.name, f.dataType.simpleString()) for f in schema.fields],
+        late_dropped=progress.late_dropped, state_rows=progress.state_rows,
+    )
+
+
+def _stream(step: Step, io: StepIO, query: StepQuery, path: str,
+            progress: RunProgress) -> None:
+    """The step's query, from where its checkpoint stopped to what is there
+    now, every micro-batch written through ``foreachBatch``."""
+    assert query.stream is not None
+    spark = io.spark
     checkpoint = io.checkpoint(step)
     txn = app_id(spark, checkpoint)
-
-    progress = RunProgress()
 
     def write(df: DataFrame, batch_id: int) -> None:
         progress.during_run()
@@ -206,31 +216,20 @@ def _run_query(step: Step, io: StepIO, start: float) -> StepReport:
                  .foreachBatch(recorded(write, checkpoint))
                  .trigger(availableNow=True)
                  .option("checkpointLocation", checkpoint)
-                 .queryName(f"{io.pipeline.name}:{step.id}")
+                 .queryName(query.name or f"{io.pipeline.name}:{step.id}")
                  .start())
     progress.query = streaming
     try:
         streaming.awaitTermination()
     finally:
         progress.finish(streaming)
-    after = delta_version(spark, path)
-    if after is None:  # no micro-batch wrote, and the table is not there yet
-        _create_output(step, query, path, spark)
-        after = delta_version(spark, path)
-    schema = spark.read.format("delta").load(path).schema
-    return StepReport(
-        step.id, step.op, step.kind.value, path,
-        rows_written_since(spark, path, before), after,
-        time.monotonic() - start,
-        schema=[(f.name, f.dataType.simpleString()) for f in schema.fields],
-        late_dropped=progress.late_dropped, state_rows=progress.state_rows,
-    )
 
 
 def _create_output(step: Step, query: StepQuery, path: str, spark: SparkSession) -> None:
     """The step's empty output table; its schema is that of the batch
     transform of no rows, so readers downstream find the table before its
     first row."""
+    assert query.stream is not None, f"{step.id}: a step without a query has its table"
     empty = spark.createDataFrame([], query.stream.schema)
     ensure_table(spark, path, query.batch(empty).schema, change_feed=step.kind == Kind.TABLE)
 
@@ -309,8 +308,10 @@ def run_steps(pipeline: Pipeline, io: StepIO,
     two steps must not see each other's. On a failure no further step starts;
     the ones running finish, and the first failure is raised.
     """
-    runnable = [s for s in pipeline.steps if s.id not in pipeline.explain]
-    definitions.check(pipeline, io, [s.id for s in runnable])
+    plan = planned(pipeline)
+    io = bind(io, plan)
+    runnable = [s for s in plan.steps if s.id not in plan.explain]
+    definitions.check(plan, io, [s.id for s in runnable])
     index = {s.id: i for i, s in enumerate(runnable)}
     reports: dict[str, StepReport] = {}
     lock = threading.Lock()

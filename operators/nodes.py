@@ -1,0 +1,140 @@
+"""The physical nodes of every step that is not a join: sources (one node
+per format), projections, repartitions, table materializations,
+aggregations. Pure (no Spark); their executors are the other modules of
+``operators/``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from engine.nodes import ExplainNode, PhysicalNode, Reads
+from sql.errors import Position, SqlError
+from sql.plan import AggregateStep, MaterializeStep, ProjectStep, RepartitionStep, SourceStep
+
+
+class SourceNode(PhysicalNode):
+    """A declared source: read into the stored layout, its bad records to
+    the dead-letter table. It reads no step."""
+
+    step: SourceStep
+
+    def reads(self) -> Reads:
+        return Reads()
+
+    def explain(self) -> ExplainNode:
+        step = self.step
+        return ExplainNode(name="Source", props={
+            **self.header(), "format": step.format, "location": step.location,
+            "event time": step.timestamp_column or "ingestion time",
+            "watermark": f"{step.watermark_ms} ms" if step.watermark_ms is not None else "",
+            "bad records": "dead-letter table"})
+
+
+class DeltaSource(SourceNode):
+    """A Delta table, read in place (``operators/sources.py``)."""
+
+    kind: ClassVar[str] = "source.delta"
+
+
+class JsonSource(SourceNode):
+    """A folder of JSON-lines files, ingested into a Delta table
+    (``operators/json_source.py``)."""
+
+    kind: ClassVar[str] = "source.json"
+
+
+class UnsupportedSource(SourceNode):
+    """A format the language accepts that no reader runs yet: EXPLAIN shows
+    it; compiling it is a positioned error (:func:`plan_source`)."""
+
+    kind: ClassVar[str] = "source.unsupported"
+
+
+# One line per source format: the node that reads it.
+SOURCE_FORMATS: dict[str, type[SourceNode]] = {
+    "delta": DeltaSource,
+    "json": JsonSource,
+}
+
+
+def plan_source(step: SourceStep, explainable: bool = False) -> SourceNode:
+    """The node of a source's format; for a format the language accepts and
+    no reader runs yet, a positioned error (``explainable``: a node EXPLAIN
+    shows)."""
+    node = SOURCE_FORMATS.get(step.format)
+    if node is None and explainable:
+        return UnsupportedSource(step=step)
+    if node is None:
+        where = Position(step.where.file, step.where.line, step.where.col)
+        raise SqlError(where, f"the {step.format} source format is not supported yet",
+                       f"use one of: {', '.join(SOURCE_FORMATS)}")
+    return node(step=step)
+
+
+class ProjectNode(PhysicalNode):
+    """A filter and projection over one input (``operators/transform.py``)."""
+
+    kind: ClassVar[str] = "project"
+    passes_order: ClassVar[bool] = True
+    step: ProjectStep
+
+    def explain(self) -> ExplainNode:
+        step = self.step
+        return ExplainNode(name="Project", props={
+            **self.header(), "input": step.inputs[0], "filter": step.filter or "",
+            "new key": step.key or "",
+            "output": "[" + ", ".join(p.name for p in step.select) + "]"})
+
+
+class RepartitionNode(PhysicalNode):
+    """A stream re-keyed by a join expression (``operators/transform.py``)."""
+
+    kind: ClassVar[str] = "repartition"
+    passes_order: ClassVar[bool] = True
+    step: RepartitionStep
+
+    def explain(self) -> ExplainNode:
+        return ExplainNode(name="Repartition", props={
+            **self.header(), "input": self.step.inputs[0], "new key": self.step.key})
+
+
+class MaterializeNode(PhysicalNode):
+    """A stream read as a table, latest record per key
+    (``operators/materialize.py``)."""
+
+    kind: ClassVar[str] = "materialize"
+    step: MaterializeStep
+
+    def reads(self) -> Reads:
+        """Its input in arrival order: the latest record of a key wins."""
+        return Reads(streamed=self.step.inputs[:1], in_order=self.step.inputs[:1])
+
+    def explain(self) -> ExplainNode:
+        step = self.step
+        return ExplainNode(name="TableMaterialize", props={
+            **self.header(), "input": step.inputs[0], "maintained by": "MERGE on _key",
+            "latest wins": "by arrival",
+            "tombstone": "all of " + ", ".join(step.tombstone_columns) + " NULL"
+            if step.tombstone_columns else "never"})
+
+
+class AggregateNode(PhysicalNode):
+    """GROUP BY over one input (``operators/aggregate.py``)."""
+
+    kind: ClassVar[str] = "aggregate"
+    step: AggregateStep
+
+    def explain(self) -> ExplainNode:
+        step = self.step
+        return ExplainNode(name="Aggregate", props={
+            **self.header(), "input": step.inputs[0], "filter": step.filter or "",
+            "group by": ", ".join(step.group_by), "new key": step.key,
+            "having": step.having or "",
+            "output": "[" + ", ".join(f"{p.name} = {p.expr}" for p in step.select) + "]",
+            "rowtime": step.rowtime,
+            "state": "Spark's streaming aggregation, one row per group in the checkpoint",
+            "emits": "the groups each micro-batch changed (update mode)",
+            "maintained by": "MERGE on _key" + (
+                "; a group whose HAVING turns false is deleted" if step.having else ""),
+            "skips": "records whose value columns are all NULL"})

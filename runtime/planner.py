@@ -1,0 +1,71 @@
+"""The planner: every step of a pipeline to its physical node, once.
+
+Which node a step gets is looked up by the step's class (one line each);
+a source's node by its format (``operators.nodes.SOURCE_FORMATS``), a
+join's by its strategy (``joins.planner.VARIANTS``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from engine.nodes import PhysicalNode, PhysicalPlan
+from joins.planner import explainable_join, physical_join
+from operators.nodes import (
+    AggregateNode,
+    MaterializeNode,
+    ProjectNode,
+    RepartitionNode,
+    plan_source,
+)
+from sql.errors import SqlError, SqlErrors
+from sql.plan import (
+    AggregateStep,
+    JoinStep,
+    MaterializeStep,
+    Pipeline,
+    ProjectStep,
+    RepartitionStep,
+    SourceStep,
+    Step,
+)
+
+# step class -> (its node when it must run, its node for EXPLAIN)
+_Planner = Callable[[Any], PhysicalNode]
+PLANNERS: dict[type, tuple[_Planner, _Planner]] = {
+    SourceStep: (plan_source, lambda s: plan_source(s, explainable=True)),
+    ProjectStep: (lambda s: ProjectNode(step=s),) * 2,
+    RepartitionStep: (lambda s: RepartitionNode(step=s),) * 2,
+    MaterializeStep: (lambda s: MaterializeNode(step=s),) * 2,
+    AggregateStep: (lambda s: AggregateNode(step=s),) * 2,
+    JoinStep: (physical_join, explainable_join),
+}
+
+
+def plan_step(step: Step, explainable: bool = False) -> PhysicalNode:
+    """``step``'s node; a positioned :class:`SqlError` when the engine cannot
+    run it, unless ``explainable`` asks for a node EXPLAIN can show anyway."""
+    runnable, shown = PLANNERS[type(step)]
+    return (shown if explainable else runnable)(step)
+
+
+def plan(pipeline: Pipeline, explainable: bool = False) -> PhysicalPlan:
+    """The physical plan of ``pipeline``: every step planned once. Every
+    step the engine cannot run is reported together (:class:`SqlErrors`)."""
+    nodes: dict[str, PhysicalNode] = {}
+    errors: list[SqlError] = []
+    for step in pipeline.steps:
+        try:
+            nodes[step.id] = plan_step(step, explainable)
+        except SqlError as err:
+            errors.append(err)
+    if errors:
+        raise SqlErrors(errors)
+    return PhysicalPlan(**dict(pipeline), nodes=nodes)
+
+
+def planned(pipeline: Pipeline) -> PhysicalPlan:
+    """A compiled pipeline's plan as it is; a pipeline built otherwise
+    (analyzed only, or edited) is planned here, once."""
+    return pipeline if isinstance(pipeline, PhysicalPlan) else plan(pipeline)

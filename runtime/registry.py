@@ -1,0 +1,61 @@
+"""The registry: which executor runs each kind of physical node.
+
+Adding a node kind (a source format, a join variant) is its node, its
+executor, and one line here (docs/DECISIONS.md, "How to add a node kind").
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+from engine.io import StepIO
+from engine.nodes import PhysicalNode, PhysicalPlan
+from engine.query import Executor
+from joins.physical.asof import AsofQuery
+from joins.physical.base import JoinExecutor
+from joins.physical.interval import IntervalQuery
+from joins.physical.lookup import LookupQuery
+from joins.physical.table_table import TableTableQuery
+from operators.aggregate import AggregateExecutor
+from operators.json_source import JsonSourceExecutor
+from operators.materialize import MaterializeExecutor
+from operators.sources import DeltaSourceExecutor
+from operators.transform import ProjectExecutor, RepartitionExecutor
+
+EXECUTORS: dict[str, Executor[Any]] = {
+    "source.delta": DeltaSourceExecutor(),
+    "source.json": JsonSourceExecutor(),
+    "project": ProjectExecutor(),
+    "repartition": RepartitionExecutor(),
+    "materialize": MaterializeExecutor(),
+    "aggregate": AggregateExecutor(),
+    "join.lookup": JoinExecutor(LookupQuery),
+    "join.interval": JoinExecutor(IntervalQuery),
+    "join.table_table": JoinExecutor(TableTableQuery),
+    "join.asof": JoinExecutor(AsofQuery),
+}
+
+
+def executor(node: PhysicalNode) -> Executor[Any]:
+    """The executor of ``node``'s kind."""
+    try:
+        return EXECUTORS[node.kind]
+    except KeyError:
+        raise RuntimeError(f"step '{node.step.id}': no executor runs a '{node.kind}' node "
+                           "(compile the pipeline: it refuses what cannot run)") from None
+
+
+def bind(io: StepIO, plan: PhysicalPlan) -> StepIO:
+    """``io`` for running ``plan``'s steps: an input step is read as a
+    stream by its own executor."""
+    return replace(io, pipeline=plan, reader=_read_input)
+
+
+def _read_input(io: StepIO, step_id: str, options: dict[str, str]) -> DataFrame:
+    plan = io.pipeline
+    assert isinstance(plan, PhysicalPlan), "a bound StepIO holds the plan"
+    node = plan.node(step_id)
+    return executor(node).read_stream(node, io, options)
