@@ -9,15 +9,16 @@ from engine.definitions import DefinitionChanged, definition_hash
 from engine.io import StepIO
 from engine.lock import LockBusy, dagster_lock_wait, pipeline_lock
 from engine.maintenance import MaintenanceFailed, MaintenancePolicy, maintain
-from runtime.runner import StepFailed, StepReport, run_step
 from resources.spark import SparkResource
 from resources.warehouse import WarehouseResource
 from runtime.compile import compile_path
-from runtime.explain import explain_step, step_header
+from runtime.explain import explain_step, explainable, step_header
+from runtime.runner import StepFailed, StepReport, run_step
 
 __all__ = [
     "DefinitionChanged", "LockBusy", "MaintenanceFailed", "MaintenancePolicy",
     "SparkResource", "StepFailed", "StepIO", "StepReport", "WarehouseResource",
-    "compile_path", "dagster_lock_wait", "definition_hash", "explain_step", "maintain",
+    "compile_path", "dagster_lock_wait", "definition_hash", "explain_step", "explainable",
+    "maintain",
     "pipeline_lock", "run_step", "step_header",
 ]

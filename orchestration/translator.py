@@ -17,7 +17,7 @@ from typing import Any
 
 from dagster import AssetKey, AutomationCondition, MetadataValue
 
-from orchestration.bridge import definition_hash, explain_step, step_header
+from orchestration.bridge import definition_hash, explain_step, explainable, step_header
 from sql.plan import Pipeline, SourceStep, Step
 
 
@@ -41,14 +41,14 @@ class SpliceTranslator:
 
     def get_description(self, step: Step, pipeline: Pipeline) -> str | None:
         """Default: what the step computes, its EXPLAIN tree and its SQL."""
-        explain = explain_step(step).render()
+        explain = explain_step(step, explainable(pipeline)).render()
         return (f"{step_header(step)}\n\n```\n{explain}\n```\n\n"
                 f"From {step.where}:\n```sql\n{step.sql.strip()}\n```")
 
     def get_metadata(self, step: Step, pipeline: Pipeline) -> Mapping[str, Any]:
         """Definition metadata (what the asset is, not what a run wrote).
         Default: the EXPLAIN tree, the step id and its kind."""
-        explain = explain_step(step).render()
+        explain = explain_step(step, explainable(pipeline)).render()
         return {"splice/explain": MetadataValue.md(f"```\n{explain}\n```"),
                 "splice/step": step.id, "splice/kind": step.kind.value}
 

@@ -122,8 +122,8 @@ def _check_error(case: Case, err: SqlErrors) -> list[str]:
 def _run_data(case: Case, pipeline: Pipeline, spark: Any, root: str) -> list[str]:
     from engine.definitions import DefinitionChanged
     from engine.io import StepIO
-    from runtime.runner import StepFailed, run_pipeline
     from engine.settings import Warehouse
+    from runtime.runner import StepFailed, run_pipeline
 
     io = StepIO(spark=spark, warehouse=Warehouse(root=root), pipeline=pipeline)
     problems: list[str] = []

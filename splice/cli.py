@@ -183,9 +183,9 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
     and the environment when not given."""
     from engine.definitions import rebuild_targets
     from engine.io import StepIO
-    from runtime.runner import StepReport, run_pipeline
     from engine.session import start_session
     from engine.settings import SpliceSettings
+    from runtime.runner import StepReport, run_pipeline
     from sql.plan import Step
 
     if settings is None:
