@@ -10,6 +10,7 @@ from dagster import Failure, JobDefinition, OpExecutionContext, job, op
 from engine.io import StepIO
 from engine.lock import LockBusy, dagster_lock_wait, pipeline_lock
 from engine.maintenance import MaintenanceFailed, MaintenancePolicy, maintain
+from engine.runner import StepFailed, run_steps
 from resources.spark import SparkResource
 from resources.warehouse import WarehouseResource
 from sql.plan import Pipeline
@@ -25,8 +26,8 @@ def maintenance_job(pipeline: Pipeline) -> JobDefinition:
         try:
             with pipeline_lock(warehouse, pipeline.name, wait=dagster_lock_wait(),
                                owner=f"dagster run {context.run_id}, maintenance"):
-                reports = maintain(io, policy)
-        except (LockBusy, MaintenanceFailed) as err:
+                reports = maintain(io, policy, lambda: run_steps(pipeline, io))
+        except (LockBusy, MaintenanceFailed, StepFailed) as err:
             raise Failure(description=str(err)) from None
         for r in reports:
             context.log.info(f"{r.path}: {r.files_compacted} small files compacted into "

@@ -125,6 +125,7 @@ def _run(args: argparse.Namespace) -> int:
 def _maintain(args: argparse.Namespace) -> int:
     from engine.lock import LockBusy
     from engine.maintenance import MaintenanceFailed
+    from engine.runner import StepFailed
     from splice.compile import compile_path
     from splice.maintain import maintain_and_report
 
@@ -132,7 +133,7 @@ def _maintain(args: argparse.Namespace) -> int:
     try:
         maintain_and_report(pipeline, args.warehouse, args.master, args.retain_hours,
                             args.log_retain_hours, args.wait)
-    except (LockBusy, MaintenanceFailed) as err:
+    except (LockBusy, MaintenanceFailed, StepFailed) as err:
         print(f"splice: {err}", file=sys.stderr)
         return 1
     return 0

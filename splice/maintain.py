@@ -16,6 +16,7 @@ def maintain_and_report(pipeline: Pipeline, warehouse: str, master: str = "local
     from engine.io import StepIO
     from engine.lock import pipeline_lock
     from engine.maintenance import maintain
+    from engine.runner import run_steps
     from resources.spark import SparkResource
     from resources.warehouse import WarehouseResource
 
@@ -28,7 +29,7 @@ def maintain_and_report(pipeline: Pipeline, warehouse: str, master: str = "local
     spark = SparkResource(master=master).session()
     io = StepIO(spark=spark, warehouse=WarehouseResource(root=warehouse), pipeline=pipeline)
     with pipeline_lock(io.warehouse, pipeline.name, wait=wait):
-        reports = maintain(io, policy)
+        reports = maintain(io, policy, lambda: run_steps(pipeline, io))
     print(f"maintained {len(reports)} tables of '{pipeline.name}' "
           f"(VACUUM retention {policy.retain_hours:g} h)")
     for r in reports:
