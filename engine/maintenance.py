@@ -11,10 +11,22 @@ JSON sources, dead-letter tables; never a user's Delta source read in place):
   within the retention references (and the compacted small files once old
   enough);
 - the log: Delta deletes ``_delta_log`` entries older than the table's
-  ``delta.logRetentionDuration`` (30 days unless set) each time it writes a
-  checkpoint (every 10 commits), from the start of the day the retention
-  ends; ``log_retain_hours`` sets that property on each table (never below
-  the VACUUM retention: Delta requires it).
+  ``delta.logRetentionDuration`` (30 days unless set; ``log_retain_hours``
+  sets it, never below the VACUUM retention, as Delta requires), from the
+  start of the day the retention ends, each time it writes a checkpoint.
+
+The log is cleaned here only, never by a run. A stream resumes from the
+last version it read, whose log file must still be there; Delta's clean-up,
+run by whichever commit writes a checkpoint, deletes every expired file
+below that checkpoint, readers or not. A run's first write to an input,
+after an idle day past the retention, would delete the version its readers
+stopped at (DELTA_MISSING_FILES_UNEXPECTED_VERSION). So maintenance turns
+the clean-up off on each table (``delta.enableExpiredLogCleanup``), and
+cleans only once every reader has read the table's latest version (the
+caller's ``catch_up``, a run of every step): one metadata commit with a
+checkpoint and the clean-up on (it deletes expired files below it, never
+the latest version the readers stopped at, which maintenance just wrote),
+one that turns the clean-up off again.
 
 It runs under the pipeline's lock and after a complete run, so every reader
 has read every data commit before files go. The caller holds the lock.
@@ -24,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from py4j.protocol import Py4JJavaError
@@ -38,6 +51,8 @@ RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 DELTA_MIN_RETAIN_HOURS = 168.0  # below it Delta's VACUUM refuses unless the check is off
 LOG_RETENTION = "delta.logRetentionDuration"
 FILE_RETENTION = "delta.deletedFileRetentionDuration"
+LOG_CLEANUP = "delta.enableExpiredLogCleanup"
+CHECKPOINT_INTERVAL = "delta.checkpointInterval"
 
 
 @dataclass(frozen=True)
@@ -89,47 +104,85 @@ def maintained_tables(io: StepIO) -> list[str]:
     return [p for p in dict.fromkeys(paths) if delta_exists(io.spark, p)]
 
 
-def maintain(io: StepIO, policy: MaintenancePolicy) -> list[TableMaintenance]:
-    """Compact, vacuum and set the log retention of every table the pipeline
-    owns. Runs in a session of its own: the retention check is switched off
-    there only, and only when the retention is below Delta's minimum."""
+def maintain(io: StepIO, policy: MaintenancePolicy,
+             catch_up: Callable[[], object]) -> list[TableMaintenance]:
+    """Compact and vacuum every table the pipeline owns, let every reader
+    read past that (``catch_up``: a run of the pipeline's steps), then clean
+    the tables' logs. Runs in a session of its own: the retention check is
+    switched off there only, and only when the retention is below Delta's
+    minimum."""
     from delta.tables import DeltaTable
 
     session = io.spark.newSession()
     if policy.retain_hours < DELTA_MIN_RETAIN_HOURS:
         session.conf.set(RETENTION_CHECK, "false")
     reports = []
-    for path in maintained_tables(io):
-        try:
+    tables = maintained_tables(io)
+    for path in tables:
+        with _failing(path):
             table = DeltaTable.forPath(session, path)
-            if policy.log_retain_hours is not None:
-                _set_log_retention(session, table, path, policy.log_retain_hours,
-                                   policy.retain_hours)
+            _set_properties(session, table, path, _wanted(policy))
             metrics = table.optimize().executeCompaction().collect()[0]["metrics"]
             table.vacuum(policy.retain_hours)
-        except (PySparkException, Py4JJavaError) as err:
-            text = str(err.java_exception) if isinstance(err, Py4JJavaError) else str(err)
-            first = (text.strip().splitlines() or [type(err).__name__])[0]
-            raise MaintenanceFailed(f"maintenance of table {path} failed: {first[:500]}") from err
         reports.append(TableMaintenance(path, int(metrics["numFilesRemoved"]),
                                         int(metrics["numFilesAdded"])))
+    catch_up()
+    for path in tables:
+        with _failing(path):
+            _clean_log(session, path)
     return reports
 
 
-def _set_log_retention(session: SparkSession, table: object, path: str, log_hours: float,
-                       vacuum_hours: float) -> None:
-    """Set ``delta.logRetentionDuration`` (and, as Delta requires the log's
-    to be at least as long, ``delta.deletedFileRetentionDuration`` to the
-    VACUUM retention) unless the table has them already: a metadata commit,
-    without data change, only when the policy changed."""
-    wanted = {LOG_RETENTION: _interval(max(log_hours, vacuum_hours)),
-              FILE_RETENTION: _interval(vacuum_hours)}
+class _failing:
+    """A Spark error maintaining one table as :class:`MaintenanceFailed`."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type | None, err: BaseException | None, tb: object) -> None:
+        if isinstance(err, PySparkException | Py4JJavaError):
+            text = str(err.java_exception) if isinstance(err, Py4JJavaError) else str(err)
+            first = (text.strip().splitlines() or [type(err).__name__])[0]
+            raise MaintenanceFailed(
+                f"maintenance of table {self.path} failed: {first[:500]}") from err
+
+
+def _wanted(policy: MaintenancePolicy) -> dict[str, str]:
+    """The table properties maintenance keeps: the log clean-up off (it runs
+    here only) and the policy's retentions, if it sets them (the log's at
+    least as long as the files', as Delta requires)."""
+    wanted = {LOG_CLEANUP: "false"}
+    if policy.log_retain_hours is not None:
+        wanted[LOG_RETENTION] = _interval(max(policy.log_retain_hours, policy.retain_hours))
+        wanted[FILE_RETENTION] = _interval(policy.retain_hours)
+    return wanted
+
+
+def _set_properties(session: SparkSession, table: object, path: str,
+                    wanted: dict[str, str]) -> None:
+    """Set table properties unless the table has them already: a metadata
+    commit, without data change, only when the policy changed."""
     properties = table.detail().collect()[0]["properties"] or {}  # type: ignore[attr-defined]
     if all(properties.get(k) == v for k, v in wanted.items()):
         return
+    _alter(session, path, wanted)
+
+
+def _alter(session: SparkSession, path: str, properties: dict[str, str]) -> None:
     quoted = path.replace("`", "``")
-    settings = ", ".join(f"'{k}' = '{v}'" for k, v in wanted.items())
+    settings = ", ".join(f"'{k}' = '{v}'" for k, v in properties.items())
     session.sql(f"ALTER TABLE delta.`{quoted}` SET TBLPROPERTIES ({settings})")
+
+
+def _clean_log(session: SparkSession, path: str) -> None:
+    """Delta's own log clean-up, once: a commit that turns it on with a
+    checkpoint at every commit (so this one writes one, and cleans expired
+    files below it), then one that turns it off again."""
+    _alter(session, path, {LOG_CLEANUP: "true", CHECKPOINT_INTERVAL: "1"})
+    _alter(session, path, {LOG_CLEANUP: "false", CHECKPOINT_INTERVAL: "10"})
 
 
 def _interval(hours: float) -> str:
@@ -148,13 +201,14 @@ def runs_since_maintenance(io: StepIO) -> int:
         return 0  # none yet, or unreadable: count from here
 
 
-def after_run(io: StepIO, policy: MaintenancePolicy) -> list[TableMaintenance] | None:
+def after_run(io: StepIO, policy: MaintenancePolicy,
+              catch_up: Callable[[], object]) -> list[TableMaintenance] | None:
     """Count one complete run; maintain when it is the policy's n-th since
     the last maintenance. The caller holds the pipeline's lock."""
     if policy.every_runs <= 0:
         return None
     runs = runs_since_maintenance(io) + 1
-    reports = maintain(io, policy) if runs >= policy.every_runs else None
+    reports = maintain(io, policy, catch_up) if runs >= policy.every_runs else None
     fs.write_text(io.spark, _counter(io),
                   json.dumps({"runs_since_maintenance": 0 if reports is not None else runs}))
     return reports

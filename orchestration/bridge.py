@@ -13,12 +13,12 @@ from resources.spark import SparkResource
 from resources.warehouse import WarehouseResource
 from runtime.compile import compile_path
 from runtime.explain import explain_step, explainable, step_header
-from runtime.runner import StepFailed, StepReport, run_step
+from runtime.runner import StepFailed, StepReport, run_step, run_steps
 
 __all__ = [
     "DefinitionChanged", "LockBusy", "MaintenanceFailed", "MaintenancePolicy",
     "SparkResource", "StepFailed", "StepIO", "StepReport", "WarehouseResource",
     "compile_path", "dagster_lock_wait", "definition_hash", "explain_step", "explainable",
     "maintain",
-    "pipeline_lock", "run_step", "step_header",
+    "pipeline_lock", "run_step", "run_steps", "step_header",
 ]

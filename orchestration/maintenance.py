@@ -12,11 +12,13 @@ from orchestration.bridge import (
     MaintenanceFailed,
     MaintenancePolicy,
     SparkResource,
+    StepFailed,
     StepIO,
     WarehouseResource,
     dagster_lock_wait,
     maintain,
     pipeline_lock,
+    run_steps,
 )
 from sql.plan import Pipeline
 
@@ -31,8 +33,8 @@ def maintenance_job(pipeline: Pipeline) -> JobDefinition:
         try:
             with pipeline_lock(warehouse, pipeline.name, wait=dagster_lock_wait(),
                                owner=f"dagster run {context.run.run_id}, maintenance"):
-                reports = maintain(io, policy)
-        except (LockBusy, MaintenanceFailed) as err:
+                reports = maintain(io, policy, lambda: run_steps(pipeline, io))
+        except (LockBusy, MaintenanceFailed, StepFailed) as err:
             raise Failure(description=str(err)) from None
         for r in reports:
             context.log.info(f"{r.path}: {r.files_compacted} small files compacted into "

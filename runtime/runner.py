@@ -290,7 +290,8 @@ def run_pipeline(pipeline: Pipeline, io: StepIO,
         if rebuild:
             definitions.drop(pipeline, io, rebuild)
         reports = run_steps(pipeline, io, on_step, parallel)
-        after_run(io, maintenance or MaintenancePolicy.from_env())
+        after_run(io, maintenance or MaintenancePolicy.from_env(),
+                  lambda: run_steps(pipeline, io, None, parallel))
     return reports
 
 

@@ -149,6 +149,7 @@ def _run(args: argparse.Namespace) -> int:
 def _maintain(args: argparse.Namespace) -> int:
     from engine.lock import LockBusy
     from engine.maintenance import MaintenanceFailed
+    from runtime.runner import StepFailed
     from splice.compile import compile_path
     from splice.maintain import maintain_and_report
 
@@ -157,7 +158,7 @@ def _maintain(args: argparse.Namespace) -> int:
         maintain_and_report(pipeline, settings=_settings(args),
                             retain_hours=args.retain_hours,
                             log_retain_hours=args.log_retain_hours, wait=args.wait)
-    except (LockBusy, MaintenanceFailed) as err:
+    except (LockBusy, MaintenanceFailed, StepFailed) as err:
         print(f"splice: {err}", file=sys.stderr)
         return 1
     return 0

@@ -22,6 +22,7 @@ def maintain_and_report(pipeline: Pipeline, warehouse: str | None = None,
     from engine.lock import pipeline_lock
     from engine.maintenance import maintain
     from engine.session import start_session
+    from runtime.runner import run_steps
 
     if settings is None:
         settings = SpliceSettings.from_env(warehouse=warehouse, master=master)
@@ -35,7 +36,7 @@ def maintain_and_report(pipeline: Pipeline, warehouse: str | None = None,
     spark = start_session(settings)
     io = StepIO(spark=spark, warehouse=settings.warehouse_layout(), pipeline=pipeline)
     with pipeline_lock(io.warehouse, pipeline.name, wait=wait):
-        reports = maintain(io, policy)
+        reports = maintain(io, policy, lambda: run_steps(pipeline, io))
     print(f"maintained {len(reports)} tables of '{pipeline.name}' "
           f"(VACUUM retention {policy.retain_hours:g} h)")
     for r in reports:
