@@ -48,7 +48,8 @@ KINDS = {
 # The default suite's chain: every step kind killed in the window between
 # its output commit and its checkpoint's (a replayed micro-batch), and every
 # other kill point at least once. The whole matrix (every point of every
-# step, 39 kills) runs with `pytest -m faults_full` (about 15 minutes here).
+# step, 39 kills) runs with `pytest -m faults_full` (40 minutes here beside another
+# Spark test run).
 SPANNING = [
     *(Kill(KillPoint.OUTPUT_COMMITTED, step) for step in KINDS),
     Kill(KillPoint.SOURCE_INGESTED, "orders"),
