@@ -34,9 +34,10 @@ has read every data commit before files go. The caller holds the lock.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from py4j.protocol import Py4JJavaError
@@ -133,21 +134,15 @@ def maintain(io: StepIO, policy: MaintenancePolicy,
     return reports
 
 
-class _failing:
+@contextlib.contextmanager
+def _failing(path: str) -> Iterator[None]:
     """A Spark error maintaining one table as :class:`MaintenanceFailed`."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type | None, err: BaseException | None, tb: object) -> None:
-        if isinstance(err, PySparkException | Py4JJavaError):
-            text = str(err.java_exception) if isinstance(err, Py4JJavaError) else str(err)
-            first = (text.strip().splitlines() or [type(err).__name__])[0]
-            raise MaintenanceFailed(
-                f"maintenance of table {self.path} failed: {first[:500]}") from err
+    try:
+        yield
+    except (PySparkException, Py4JJavaError) as err:
+        text = str(err.java_exception) if isinstance(err, Py4JJavaError) else str(err)
+        first = (text.strip().splitlines() or [type(err).__name__])[0]
+        raise MaintenanceFailed(f"maintenance of table {path} failed: {first[:500]}") from err
 
 
 def _wanted(policy: MaintenancePolicy) -> dict[str, str]:

@@ -39,16 +39,21 @@ class SpliceTranslator:
         """The asset group. Default: the pipeline's name."""
         return pipeline.name
 
+    def explain_tree(self, step: Step, pipeline: Pipeline) -> str:
+        """The step's EXPLAIN tree, from the compiled plan's node (the
+        description and the metadata both show it)."""
+        return explain_step(step, explainable(pipeline)).render()
+
     def get_description(self, step: Step, pipeline: Pipeline) -> str | None:
         """Default: what the step computes, its EXPLAIN tree and its SQL."""
-        explain = explain_step(step, explainable(pipeline)).render()
+        explain = self.explain_tree(step, pipeline)
         return (f"{step_header(step)}\n\n```\n{explain}\n```\n\n"
                 f"From {step.where}:\n```sql\n{step.sql.strip()}\n```")
 
     def get_metadata(self, step: Step, pipeline: Pipeline) -> Mapping[str, Any]:
         """Definition metadata (what the asset is, not what a run wrote).
         Default: the EXPLAIN tree, the step id and its kind."""
-        explain = explain_step(step, explainable(pipeline)).render()
+        explain = self.explain_tree(step, pipeline)
         return {"splice/explain": MetadataValue.md(f"```\n{explain}\n```"),
                 "splice/step": step.id, "splice/kind": step.kind.value}
 
