@@ -9,6 +9,7 @@ from engine.definitions import DefinitionChanged, definition_hash
 from engine.io import StepIO
 from engine.lock import LockBusy, dagster_lock_wait, pipeline_lock
 from engine.maintenance import MaintenanceFailed, MaintenancePolicy, maintain
+from engine.source_state import source_marker
 from resources.spark import SparkResource
 from resources.warehouse import WarehouseResource
 from runtime.compile import compile_path
@@ -16,9 +17,24 @@ from runtime.explain import explain_step, explainable, step_header
 from runtime.runner import StepFailed, StepReport, run_step, run_steps
 
 __all__ = [
-    "DefinitionChanged", "LockBusy", "MaintenanceFailed", "MaintenancePolicy",
-    "SparkResource", "StepFailed", "StepIO", "StepReport", "WarehouseResource",
-    "compile_path", "dagster_lock_wait", "definition_hash", "explain_step", "explainable",
+    "DefinitionChanged",
+    "LockBusy",
+    "MaintenanceFailed",
+    "MaintenancePolicy",
+    "SparkResource",
+    "StepFailed",
+    "StepIO",
+    "StepReport",
+    "WarehouseResource",
+    "compile_path",
+    "dagster_lock_wait",
+    "definition_hash",
+    "explain_step",
+    "explainable",
     "maintain",
-    "pipeline_lock", "run_step", "run_steps", "step_header",
+    "pipeline_lock",
+    "run_step",
+    "run_steps",
+    "source_marker",
+    "step_header",
 ]

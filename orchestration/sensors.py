@@ -2,7 +2,6 @@
 version, a new file), it requests a run of the pipeline's job."""
 
 import json
-import os
 
 from dagster import (
     DefaultSensorStatus,
@@ -13,21 +12,8 @@ from dagster import (
     sensor,
 )
 
-from orchestration.bridge import WarehouseResource
-from sql.plan import Pipeline, SourceStep
-
-
-def source_marker(warehouse: WarehouseResource, source: SourceStep) -> str:
-    """What changes when a source gets new data, read without starting Spark:
-    the newest Delta commit file, or the names of the files in the folder."""
-    path = warehouse.source_path(source.location).removeprefix("file:")
-    if source.format == "delta":
-        log = os.path.join(path, "_delta_log")
-        commits = sorted(f for f in os.listdir(log) if f.endswith(".json")) \
-            if os.path.isdir(log) else []
-        return commits[-1] if commits else ""
-    files = sorted(os.listdir(path)) if os.path.isdir(path) else []
-    return f"{len(files)}:{files[-1] if files else ''}"
+from orchestration.bridge import WarehouseResource, source_marker
+from sql.plan import Pipeline
 
 
 def pipeline_sensor(pipeline: Pipeline, job_name: str,

@@ -1,0 +1,26 @@
+"""What a source's data looks like now, read without starting Spark: the
+newest Delta commit of a Delta source, the files of a folder source.
+
+The Dagster sensor compares these markers between ticks to see new data,
+and observable source assets use them as data versions. They go through
+engine/fs.py, so they read the same storage the engine writes.
+"""
+
+from __future__ import annotations
+
+import os
+
+from engine.settings import Warehouse
+from sql.plan import SourceStep
+
+
+def source_marker(warehouse: Warehouse, source: SourceStep) -> str:
+    """A string that changes whenever ``source`` gets new data."""
+    path = warehouse.source_path(source.location).removeprefix("file:")
+    if source.format == "delta":
+        log = os.path.join(path, "_delta_log")
+        commits = sorted(f for f in os.listdir(log) if f.endswith(".json")) \
+            if os.path.isdir(log) else []
+        return commits[-1] if commits else ""
+    files = sorted(os.listdir(path)) if os.path.isdir(path) else []
+    return f"{len(files)}:{files[-1] if files else ''}"
