@@ -10,7 +10,14 @@ from typing import ClassVar
 
 from engine.nodes import ExplainNode, PhysicalNode, Reads
 from sql.errors import Position, SqlError
-from sql.plan import AggregateStep, MaterializeStep, ProjectStep, RepartitionStep, SourceStep
+from sql.plan import (
+    AggregateStep,
+    Kind,
+    MaterializeStep,
+    ProjectStep,
+    RepartitionStep,
+    SourceStep,
+)
 
 
 class SourceNode(PhysicalNode):
@@ -85,6 +92,29 @@ class ProjectNode(PhysicalNode):
             **self.header(), "input": step.inputs[0], "filter": step.filter or "",
             "new key": step.key or "",
             "output": "[" + ", ".join(p.name for p in step.select) + "]"})
+
+
+class TableProjectNode(PhysicalNode):
+    """A filter and projection over a table, maintained from its change
+    feed (``operators/table_project.py``)."""
+
+    kind: ClassVar[str] = "project.table"
+    step: ProjectStep
+
+    def explain(self) -> ExplainNode:
+        step = self.step
+        return ExplainNode(name="TableProject", props={
+            **self.header(), "input": f"{step.inputs[0]} (change feed)",
+            "filter": step.filter or "",
+            "output": "[" + ", ".join(p.name for p in step.select) + "]",
+            "maintained by": "MERGE on _key",
+            "deletes": "a key deleted upstream" + (" or no longer passing the filter"
+                                                  if step.filter else "")})
+
+
+def plan_project(step: ProjectStep) -> PhysicalNode:
+    """A projection of a stream, or of a table (kept from its changes)."""
+    return TableProjectNode(step=step) if step.kind == Kind.TABLE else ProjectNode(step=step)
 
 
 class RepartitionNode(PhysicalNode):

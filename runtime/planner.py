@@ -15,8 +15,8 @@ from joins.planner import explainable_join, physical_join
 from operators.nodes import (
     AggregateNode,
     MaterializeNode,
-    ProjectNode,
     RepartitionNode,
+    plan_project,
     plan_source,
 )
 from sql.errors import SqlError, SqlErrors
@@ -35,7 +35,7 @@ from sql.plan import (
 _Planner = Callable[[Any], PhysicalNode]
 PLANNERS: dict[type, tuple[_Planner, _Planner]] = {
     SourceStep: (plan_source, lambda s: plan_source(s, explainable=True)),
-    ProjectStep: (lambda s: ProjectNode(step=s),) * 2,
+    ProjectStep: (plan_project,) * 2,
     RepartitionStep: (lambda s: RepartitionNode(step=s),) * 2,
     MaterializeStep: (lambda s: MaterializeNode(step=s),) * 2,
     AggregateStep: (lambda s: AggregateNode(step=s),) * 2,

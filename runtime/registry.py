@@ -23,12 +23,14 @@ from operators.aggregate import AggregateExecutor
 from operators.json_source import JsonSourceExecutor
 from operators.materialize import MaterializeExecutor
 from operators.sources import DeltaSourceExecutor
+from operators.table_project import TableProjectExecutor
 from operators.transform import ProjectExecutor, RepartitionExecutor
 
 EXECUTORS: dict[str, Executor[Any]] = {
     "source.delta": DeltaSourceExecutor(),
     "source.json": JsonSourceExecutor(),
     "project": ProjectExecutor(),
+    "project.table": TableProjectExecutor(),
     "repartition": RepartitionExecutor(),
     "materialize": MaterializeExecutor(),
     "aggregate": AggregateExecutor(),

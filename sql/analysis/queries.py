@@ -60,12 +60,11 @@ class QueryAnalyzer(WindowTableAnalyzer):
             return self._aggregate(select, inp, step_id, output, forced)
         scope = Scope([inp], self.stmt.file, self.stmt.text)
         wanted = declared_kind(select) or forced or inp.relation.kind
-        if inp.relation.kind == Kind.TABLE:
-            raise SqlError(where, f"reading the table '{inp.alias}' in a single-input query is "
-                           "not supported yet", "join it, or read its source stream instead")
         filter_sql = None
         if select.args.get("where") is not None:
             filter_sql = scope.compile(select.args["where"].this, where).sql
+        if inp.relation.kind == Kind.TABLE:
+            return self._table_query(select, inp, scope, filter_sql, step_id, output, wanted)
         is_star = (len(select.expressions) == 1 and isinstance(select.expressions[0], exp.Star))
         if wanted == Kind.TABLE and is_star and filter_sql is None and inp.windowed is None:
             return self._materialize(inp, step_id, output, select)
@@ -90,6 +89,36 @@ class QueryAnalyzer(WindowTableAnalyzer):
         inner = Input(side="t", step_id=project.id, relation=relation,
                       views=[plain_view(step_id, relation)], position=where)
         return self._materialize(inner, step_id, output, select)
+
+    def _table_query(self, select: exp.Select, inp: Input, scope: Scope,
+                     filter_sql: str | None, step_id: str, output: str | None,
+                     wanted: Kind) -> Step:
+        """A projection or filter of one table: a table with the same key,
+        maintained from the input's changes (a row that stops passing the
+        filter, or is deleted, is deleted from the result), as ksqlDB and
+        RisingWave maintain ``CREATE TABLE t2 AS SELECT ... FROM t1 WHERE``."""
+        where = self.stmt.pos(select)
+        if wanted == Kind.STREAM:
+            raise SqlError(where, f"a query over the table '{inp.alias}' gives a table, not a "
+                           "stream", "write CREATE TABLE ... AS SELECT, or read the stream "
+                           "the table is built from")
+        result = ProjectionBuilder(scope, where).build(list(select.expressions))
+        if result.key is not None:
+            raise SqlError(where, f"a query over the table '{inp.alias}' keeps the table's key",
+                           "drop the projection into _key; re-key the stream the table "
+                           "is built from instead")
+        key_columns = {c.lower() for c in inp.relation.key_columns}
+        kept = tuple(name for name, leaf in result.value_leaves.items()
+                     if isinstance(leaf.node, exp.Column) and leaf.node.name.lower() in key_columns)
+        relation = Relation(kind=Kind.TABLE, key_type=inp.relation.key_type,
+                            columns=tuple(result.specs),
+                            key_columns=inp.relation.key_columns if result.star_key else kept,
+                            time_column=_kept_time_column(result, inp),
+                            watermark_ms=inp.relation.watermark_ms)
+        return self._add(ProjectStep(
+            id=step_id, inputs=(inp.step_id,), relation=relation, output=output,
+            where=self.stmt.where, sql=self.stmt.parsed.text, filter=filter_sql,
+            select=tuple(result.columns)))
 
     def _aggregate(self, select: exp.Select, inp: Input, step_id: str, output: str | None,
                    forced: Kind | None, filtered: bool = False) -> Step:
