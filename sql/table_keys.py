@@ -16,11 +16,13 @@ The physical join finds the result rows a change affects through this key.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlglot import exp
 
 from sql.columns import KEY
 from sql.conditions import SplitCondition
-from sql.plan import JoinType
+from sql.plan import JoinType, Projection
 from sql.scope import Compiled, Input
 from sql.types import struct_type
 
@@ -51,3 +53,41 @@ def table_join_key(condition: SplitCondition, left: Input, right: Input,
         return "right", "r.`_key`", right.relation.key_type
     key_type = struct_type([("l", left.relation.key_type), ("r", right.relation.key_type)])
     return "pair", "named_struct('l', l.`_key`, 'r', r.`_key`)", key_type
+
+
+def _norm(sql: str) -> str:
+    return "".join(sql.split()).lower()
+
+
+def mirrored_key_columns(columns: Sequence[Projection], mode: str | None,
+                         join_type: JoinType, left: Input, right: Input) -> tuple[str, ...]:
+    """The output columns of a table-table join that hold its key, in the
+    key's order (``Relation.key_columns``); empty when the key is not in
+    the output whole.
+
+    A primary-key join's key is both inputs' key in an inner join, the
+    preserved side's in a LEFT or RIGHT join, and their COALESCE in a FULL
+    join; a foreign-key join's is the referring side's. A later stage of a
+    chain that joins on such a column is joining on the key again, so it is
+    a key join too (ksqlDB keys ``T1 JOIN T2 ON T1.ID = T2.ID FULL JOIN T3
+    ON T1.ID = T3.ID`` by the ID)."""
+    lk, rk = left.relation.key_columns, right.relation.key_columns
+    if mode == "primary" and lk and len(lk) == len(rk):
+        refs = [(f"l.`{a}`", f"r.`{b}`") for a, b in zip(lk, rk, strict=True)]
+        options = [{JoinType.INNER: {lc, rc}, JoinType.LEFT: {lc}, JoinType.RIGHT: {rc},
+                    JoinType.FULL: {f"coalesce({lc}, {rc})", f"coalesce({rc}, {lc})"}}
+                   .get(join_type, set()) for lc, rc in refs]
+    elif mode == "left" and lk:
+        options = [{f"l.`{a}`"} for a in lk]
+    elif mode == "right" and rk:
+        options = [{f"r.`{b}`"} for b in rk]
+    else:
+        return ()
+    found = []
+    for wanted in options:
+        normalized = {_norm(o) for o in wanted}
+        name = next((p.name for p in columns if _norm(p.expr) in normalized), None)
+        if name is None:
+            return ()
+        found.append(name)
+    return tuple(found)

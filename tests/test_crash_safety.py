@@ -42,6 +42,7 @@ KINDS = {
     "enriched": "stream-table", "paid_inner": "stream-stream inner",
     "paid_left": "stream-stream left", "customer_tiers": "table-table primary key",
     "same_tier": "table-table many-to-many", "last_payment": "ASOF", "spend": "aggregation",
+    "upper_tiers": "table query",
 }
 
 

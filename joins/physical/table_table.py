@@ -97,11 +97,14 @@ class TableTableQuery(JoinQuery[IncrementalTableJoin]):
 
         def matching(step_id: str, side: str, values: DataFrame) -> DataFrame:
             """The current rows of one input whose join value was changed (on
-            either side; NULL join values never match, as in the join)."""
+            either side). NULL matches NULL here, though never in the join: a
+            changed row whose join value is NULL is recomputed too, and an
+            outer join pads it (it would otherwise be deleted as stale and
+            never written again)."""
             table = io.read_table(step_id).alias(side)
             if not self.step.equalities:  # one join value: every row is affected
                 return table
-            on = [F.expr(e.left if side == "l" else e.right) == values[f"__jv{i}"]
+            on = [F.expr(e.left if side == "l" else e.right).eqNullSafe(values[f"__jv{i}"])
                   for i, e in enumerate(self.step.equalities)]
             return table.join(values, reduce(Column.__and__, on), "left_semi")
 

@@ -19,7 +19,7 @@ from sql.errors import SqlError
 from sql.plan import Equality, JoinStep, JoinType, Kind, Relation, Step
 from sql.projection import ProjectionBuilder
 from sql.scope import AliasView, Input, Scope
-from sql.table_keys import table_join_key
+from sql.table_keys import mirrored_key_columns, table_join_key
 from sql.windows import reject_window_clauses, stream_stream_window
 
 # Which inputs may join, and with which join types (LANGUAGE.md, section 2).
@@ -160,9 +160,11 @@ class JoinAnalyzer(JoinRules, Repartitioner):
                            f"write SELECT {kind.upper()} (or CREATE {kind.upper()} ... AS)")
         marks = [m for m in (left.relation.watermark_ms, right.relation.watermark_ms)
                  if m is not None]
+        mirrored = mirrored_key_columns(result.columns, key_mode, join_type, left, right) \
+            if key_mode and result.key is None else ()
         relation = Relation(kind=kind, key_type=key_type, columns=tuple(result.specs),
-                            key_columns=tuple(p.name for p in result.columns
-                                              if p.expr == key_sql)[:1],
+                            key_columns=mirrored or tuple(p.name for p in result.columns
+                                                          if p.expr == key_sql)[:1],
                             watermark_ms=max(marks) if marks else None)
         return self._add(JoinStep(
             id=step_id, inputs=(left.step_id, right.step_id), relation=relation, output=output,

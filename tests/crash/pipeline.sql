@@ -38,3 +38,6 @@ SELECT o.id AS oid, p.paid AS paid FROM orders o ASOF LEFT JOIN payments p
 -- aggregation
 CREATE TABLE spend AS
 SELECT customer_id, COUNT(*) AS n, SUM(amount) AS total FROM orders GROUP BY customer_id;
+
+-- a query over one table: tiers move in and out of its filter from round to round
+CREATE TABLE upper_tiers AS SELECT id, label FROM tiers WHERE grp > 1;
