@@ -121,18 +121,25 @@ def test_bad_records_go_to_dead_letter_with_topic_partition_offset(
 
 
 def test_tombstone_on_a_table_topic_deletes_its_key(spark, warehouse, kafka) -> None:
-    customers = topic("tomb", 1, kafka)
+    customers, orders = topic("tomb", 1, kafka), topic("tomb-orders", 1, kafka)
     sql = (f"CREATE TABLE customers (id INT PRIMARY KEY, name STRING) WITH ("
            f"kafka_topic='{customers}', value_format='JSON');\n"
-           "CREATE TABLE result AS SELECT id, name FROM customers;")
+           f"CREATE STREAM orders (id INT KEY, customer_id INT) WITH (kafka_topic='{orders}', "
+           "value_format='JSON', key_format='JSON');\n"
+           "CREATE STREAM result AS SELECT o.id, c.name FROM orders o "
+           "LEFT JOIN customers c ON c.id = o.customer_id EMIT CHANGES;")
     io = kafka_io(spark, warehouse, sql, "tomb", kafka)
     produce(kafka, customers, [Record({"id": 1, "name": "Ann"}, "1"),
                                Record({"id": 2, "name": "Bob"}, "2")])
+    produce(kafka, orders, [Record({"customer_id": 1}, "1")])
     run_pipeline(io.pipeline, io)
-    assert output_rows(io, "result", "id", "name") == [(1, "Ann"), (2, "Bob")]
+    # The tombstone of customer 1, on its own: no value, the key from the record key.
     produce(kafka, customers, [Record(None, "1"), Record({"id": 2, "name": "Bea"}, "2")])
+    produce(kafka, orders, [Record({"customer_id": 1}, "2"), Record({"customer_id": 2}, "3")])
     run_pipeline(io.pipeline, io)
-    assert output_rows(io, "result", "id", "name") == [(2, "Bea")]
+    assert output_rows(io, "result", "id", "name") == [(1, "Ann"), (2, None), (3, "Bea")]
+    table = spark.read.format("delta").load(io.table_path(io.pipeline.step("customers_table")))
+    assert sorted((r["_key"], r["name"]) for r in table.collect()) == [(2, "Bea")]
 
 
 def test_a_partition_added_between_runs_is_read(spark, warehouse, kafka) -> None:
