@@ -158,3 +158,35 @@ def test_a_partition_added_between_runs_is_read(spark, warehouse, kafka) -> None
     run_pipeline(io.pipeline, io)
     assert output_rows(io, "result", "id", "item") == [
         (1, "pen"), (2, "ink"), (3, "cap"), (4, "pad")]
+
+
+STREAM_STREAM = """
+CREATE STREAM orders (id INT, item STRING, ts TIMESTAMP) WITH ({orders}, timestamp='ts');
+CREATE STREAM payments (id INT, amount INT, ts TIMESTAMP) WITH ({payments}, timestamp='ts');
+CREATE STREAM {out} AS SELECT o.id, o.item, p.amount
+FROM orders o LEFT JOIN payments p WITHIN 1 MINUTE ON p.id = o.id;
+"""
+
+ORDERS_SS = [{"id": 1, "item": "pen", "ts": ts(0)}, {"id": 2, "item": "ink", "ts": ts(10)},
+             {"id": 3, "item": "cap", "ts": ts(20)}]
+PAYMENTS_SS = [{"id": 1, "amount": 5, "ts": ts(30)}, {"id": 2, "amount": 7, "ts": ts(200)},
+               {"id": 4, "amount": 9, "ts": ts(300)}]
+
+
+def test_stream_stream_join_over_kafka_equals_delta(spark, warehouse, kafka) -> None:
+    orders, payments = topic("ss-orders", 2, kafka), topic("ss-payments", 2, kafka)
+    over_kafka = kafka_io(spark, warehouse, STREAM_STREAM.format(
+        orders=f"kafka_topic='{orders}', value_format='JSON'",
+        payments=f"kafka_topic='{payments}', value_format='JSON'", out="ss_k"), "ssk", kafka)
+    over_delta = make_io(spark, warehouse, STREAM_STREAM.format(
+        orders="location='orders'", payments="location='payments'", out="ss"), name="ssd")
+    for rows, name, source in ((ORDERS_SS, orders, "orders"),
+                               (PAYMENTS_SS, payments, "payments")):
+        produce(kafka, name, records(rows, key=None))
+        append(over_delta, source, rows)
+    run_pipeline(over_kafka.pipeline, over_kafka)
+    run_pipeline(over_delta.pipeline, over_delta)
+    delta_rows = output_rows(over_delta, "ss", "id", "item", "amount")
+    # Order 1 matched; orders 2 and 3 closed unmatched once payment 4 moved time past them.
+    assert delta_rows == [(1, "pen", 5), (2, "ink", None), (3, "cap", None)]
+    assert output_rows(over_kafka, "ss_k", "id", "item", "amount") == delta_rows

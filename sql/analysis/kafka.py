@@ -30,11 +30,11 @@ KAFKA_OPTIONS = {"connector", "topic", "kafka_topic", "value_format", "key_forma
 KEY_FORMATS = {"kafka", "json"}
 
 
-def is_kafka(options: dict[str, str], node: nodes.CreateSource) -> bool:
-    """Whether a source declaration reads a Kafka topic."""
+def is_kafka(options: dict[str, str]) -> bool:
+    """Whether a source declaration reads a Kafka topic (a RisingWave
+    ``connector`` other than Kafka is refused as one)."""
     return (options.get("format", "").lower() == "kafka" or "kafka_topic" in options
-            or options.get("connector", "").lower() == "kafka"
-            or node.args.get("row_format") is not None)
+            or "connector" in options)
 
 
 def kafka_options(node: nodes.CreateSource, options: dict[str, str], name: str,

@@ -27,7 +27,7 @@ class SourceAnalyzer(AnalyzerBase):
         kind_word = node.args["kind"].upper()
         pos = self.stmt.pos(node)
         options = self._options(node)
-        kafka = is_kafka(options, node)
+        kafka = is_kafka(options)
         if "location" in options:
             check_location(options["location"], self._option_pos(node, "location"))
         columns = [
