@@ -134,12 +134,18 @@ def test_tombstone_on_a_table_topic_deletes_its_key(spark, warehouse, kafka) -> 
     produce(kafka, orders, [Record({"customer_id": 1}, "1")])
     run_pipeline(io.pipeline, io)
     # The tombstone of customer 1, on its own: no value, the key from the record key.
-    produce(kafka, customers, [Record(None, "1"), Record({"id": 2, "name": "Bea"}, "2")])
+    produce(kafka, customers, [Record(None, "1"), Record({"id": 2, "name": "Bea"}, "2"),
+                               Record({"name": "Nobody"}), Record(None)])
     produce(kafka, orders, [Record({"customer_id": 1}, "2"), Record({"customer_id": 2}, "3")])
     run_pipeline(io.pipeline, io)
     assert output_rows(io, "result", "id", "name") == [(1, "Ann"), (2, None), (3, "Bea")]
     table = spark.read.format("delta").load(io.table_path(io.pipeline.step("customers_table")))
     assert sorted((r["_key"], r["name"]) for r in table.collect()) == [(2, "Bea")]
+    # A record without any key, a value or a tombstone, cannot be put in the table.
+    dead = spark.read.format("delta").load(warehouse.dead_letter_path("tomb", "customers"))
+    assert sorted((r["offset"], r["reason"]) for r in dead.collect()) == [
+        (4, "missing key: the record has no key and its value no key column"),
+        (5, "missing key: the record has no key and its value no key column")]
 
 
 def test_a_partition_added_between_runs_is_read(spark, warehouse, kafka) -> None:
