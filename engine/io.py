@@ -50,6 +50,9 @@ class StepIO:
     warehouse: Warehouse
     pipeline: Pipeline
     reader: InputReader | None = None
+    # The Kafka brokers of topic sources whose statement names none
+    # (SpliceSettings.kafka_bootstrap; None: SPLICE_KAFKA_BOOTSTRAP).
+    kafka_bootstrap: str | None = None
 
     def table_path(self, step: Step) -> str:
         if isinstance(step, SourceStep):

@@ -73,6 +73,9 @@ class PhysicalNode(BaseModel, ABC):
     # A node whose rows keep the order of its input's (a projection): an
     # input read in order for a step downstream is read in order for it too.
     passes_order: ClassVar[bool] = False
+    # Maven coordinates of the Spark connectors its executor needs (added
+    # to Delta's when the session starts: engine/session.py).
+    packages: ClassVar[tuple[str, ...]] = ()
     step: Step
 
     @abstractmethod
@@ -96,6 +99,10 @@ class PhysicalPlan(Pipeline):
 
     def node(self, step_id: str) -> PhysicalNode:
         return self.nodes[step_id]
+
+    def packages(self) -> tuple[str, ...]:
+        """The Spark connectors the plan's steps need, beyond Delta."""
+        return tuple(dict.fromkeys(p for n in self.nodes.values() for p in n.packages))
 
     def read_in_order(self, step_id: str) -> bool:
         """Whether a step downstream depends on the arrival order of

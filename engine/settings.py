@@ -20,7 +20,12 @@ setting                     environment variable   default
 ``packages``                SPLICE_SPARK_PACKAGES  none (comma-separated)
 ``conf``                    SPLICE_SPARK_CONF      none (a JSON object)
 ``spark_log``               SPLICE_SPARK_LOG       ``<temp dir>/splice-spark.log``
+``kafka_bootstrap``         SPLICE_KAFKA_BOOTSTRAP none (``host:port,...``)
 ==========================  =====================  ==============================
+
+``kafka_bootstrap`` is the Kafka brokers a source on a topic reads when its
+statement names none (its own ``properties.bootstrap.server`` /
+``bootstrap`` wins).
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ ENV = {
     "packages": "SPLICE_SPARK_PACKAGES",
     "conf": "SPLICE_SPARK_CONF",
     "spark_log": "SPLICE_SPARK_LOG",
+    "kafka_bootstrap": "SPLICE_KAFKA_BOOTSTRAP",
 }
 
 
@@ -135,6 +141,9 @@ class SpliceSettings(BaseModel):
     spark_log: str = Field(
         default_factory=lambda: os.path.join(tempfile.gettempdir(), "splice-spark.log"),
         description="where the JVM's own console output goes")
+    kafka_bootstrap: str | None = Field(
+        default=None, description="Kafka brokers (host:port,...) of topic sources whose "
+                                  "statement names none")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None,
@@ -146,7 +155,8 @@ class SpliceSettings(BaseModel):
         if unknown:
             raise TypeError(f"unknown settings: {', '.join(sorted(unknown))}")
         values: dict[str, Any] = {}
-        for name in ("warehouse", "master", "connect_url", "driver_memory", "spark_log"):
+        for name in ("warehouse", "master", "connect_url", "driver_memory", "spark_log",
+                     "kafka_bootstrap"):
             text = env.get(ENV[name], "").strip()
             if text:
                 values[name] = text
@@ -162,6 +172,12 @@ class SpliceSettings(BaseModel):
         packages += parse_packages(conf.pop("spark.jars.packages", ""))
         values.update(given)
         return cls(**values, conf=conf, packages=tuple(dict.fromkeys(packages)))
+
+    def with_packages(self, packages: tuple[str, ...]) -> SpliceSettings:
+        """These settings with ``packages`` joined to theirs (a pipeline's
+        readers, such as Spark's Kafka connector, ask for theirs)."""
+        merged = tuple(dict.fromkeys([*self.packages, *packages]))
+        return self if merged == self.packages else self.model_copy(update={"packages": merged})
 
     def warehouse_layout(self) -> Warehouse:
         return Warehouse(root=self.warehouse)

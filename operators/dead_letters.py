@@ -29,9 +29,12 @@ BASE64 = "base64"
 
 
 def dead_letters(step: SourceStep, bad: DataFrame, reason: Column, batch_id: int,
-                 record: Column | None = None, encoding: Column | None = None) -> DataFrame:
+                 record: Column | None = None, encoding: Column | None = None,
+                 extra: dict[str, Column] | None = None) -> DataFrame:
     """The dead-letter rows of ``bad``; without ``record``, the record is the
-    declared columns as JSON."""
+    declared columns as JSON. ``extra``: columns of the source's own (a Kafka
+    record's topic, partition and offset), added to the table when it is
+    first written with them."""
     if record is None:
         record = F.to_json(F.struct(*[F.col(f"`{c.name}`") for c in step.declared]))
     return bad.select(
@@ -41,6 +44,7 @@ def dead_letters(step: SourceStep, bad: DataFrame, reason: Column, batch_id: int
         F.lit(str(batch_id)).alias("batch_id"),
         F.date_format(F.current_timestamp(), "yyyy-MM-dd'T'HH:mm:ss'Z'").alias("rejected_at"),
         (encoding if encoding is not None else F.lit(UTF8)).alias("record_encoding"),
+        *[column.alias(name) for name, column in (extra or {}).items()],
     )
 
 

@@ -150,7 +150,7 @@ def _incomplete() -> Column:
     return (read != F.col("__size")) & (position == F.max(position).over(per_file))
 
 
-def _one_object(value: Column) -> tuple[Column, Column]:
+def one_object(value: Column) -> tuple[Column, Column]:
     """Whether a line starts with a JSON object, and whether that object is
     all of it.
 
@@ -177,7 +177,7 @@ def parse_lines(step: SourceStep, lines: DataFrame) -> DataFrame:
     as_text = StructType([StructField(c.name, StringType()) for c in step.declared]
                          + [StructField("__corrupt", StringType())])
     value = F.col("value")
-    is_object, whole = _one_object(value)
+    is_object, whole = one_object(value)
     json = F.from_json(value, as_text, {"mode": "PERMISSIVE",
                                         "columnNameOfCorruptRecord": "__corrupt"})
     keep = ["value", "__size", *ARRIVAL_ORDER]
@@ -188,7 +188,7 @@ def parse_lines(step: SourceStep, lines: DataFrame) -> DataFrame:
     typed: list[Column] = []
     for c in step.declared:
         text = F.col("j").getField(c.name)
-        converted = _convert(text, c.type)
+        converted = convert_text(text, c.type)
         typed.append(converted.alias(c.name))
         reasons.append(F.when(text.isNotNull() & converted.isNull(), F.concat(
             F.lit(f"column '{c.name}': '"), text, F.lit(f"' is not {c.type.upper()}"))))
@@ -205,7 +205,7 @@ def parse_lines(step: SourceStep, lines: DataFrame) -> DataFrame:
     return checked.select(*keep, *typed, reason.alias("__reason"))
 
 
-def _convert(text: Column, typ: str) -> Column:
+def convert_text(text: Column, typ: str) -> Column:
     if typ.startswith(("struct", "array", "map")):
         return F.from_json(text, typ)
     if typ == "boolean":

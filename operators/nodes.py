@@ -51,6 +51,28 @@ class JsonSource(SourceNode):
     kind: ClassVar[str] = "source.json"
 
 
+class KafkaSource(SourceNode):
+    """A Kafka topic, ingested into a Delta table (``operators/kafka_source.py``)."""
+
+    kind: ClassVar[str] = "source.kafka"
+    # Spark's Kafka connector, matching pyspark (engine/session.py loads it
+    # with Delta's when a pipeline has a Kafka source).
+    packages: ClassVar[tuple[str, ...]] = (
+        "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0",)
+
+    def explain(self) -> ExplainNode:
+        node = super().explain()
+        options = self.step.options
+        props = {k: v for k, v in node.props.items() if k != "location"}
+        props.update({
+            "topic": options.get("topic", ""), "key format": options.get("key_format", ""),
+            "offsets": "earliest, then the checkpoint's",
+            "null value": "tombstone of its key" if options.get("table") else "skipped"})
+        if self.step.timestamp_column is None:
+            props["event time"] = "the record's timestamp"
+        return node.model_copy(update={"props": props})
+
+
 class UnsupportedSource(SourceNode):
     """A format the language accepts that no reader runs yet: EXPLAIN shows
     it; compiling it is a positioned error (:func:`plan_source`)."""
@@ -62,6 +84,7 @@ class UnsupportedSource(SourceNode):
 SOURCE_FORMATS: dict[str, type[SourceNode]] = {
     "delta": DeltaSource,
     "json": JsonSource,
+    "kafka": KafkaSource,
 }
 
 

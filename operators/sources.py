@@ -55,7 +55,9 @@ def _key_column(step: SourceStep) -> Column:
     return F.struct(*[F.col(f"`{k}`") for k in keys])
 
 
-def _rowtime(step: SourceStep) -> Column:
+def rowtime_of(step: SourceStep) -> Column:
+    """The event time of a stored record: its declared time column, as a
+    timestamp (a BIGINT is epoch milliseconds), else the ingestion time."""
     ts = step.timestamp_column
     if ts is None:
         return F.current_timestamp()
@@ -76,7 +78,7 @@ def valid_condition(step: SourceStep) -> Column:
 def normalize(step: SourceStep, df: DataFrame) -> DataFrame:
     """``_key``, the declared columns (as declared), ``ROWTIME``."""
     columns = [F.col(f"`{c.name}`").cast(c.type).alias(c.name) for c in step.declared]
-    return df.select(_key_column(step).alias(KEY), *columns, _rowtime(step).alias(ROWTIME))
+    return df.select(_key_column(step).alias(KEY), *columns, rowtime_of(step).alias(ROWTIME))
 
 
 def stored_path(io: StepIO, step: SourceStep) -> str:

@@ -36,6 +36,7 @@ from orchestration.bridge import (
     WarehouseResource,
     dagster_lock_wait,
     pipeline_lock,
+    planned,
     run_step,
 )
 from orchestration.layout import AssetShape, asset_shapes, hidden_steps
@@ -135,7 +136,9 @@ def step_asset(pipeline: Pipeline, step: Step, translator: SpliceTranslator | No
     )
     def _step(context: AssetExecutionContext, spark: SparkResource,
               warehouse: WarehouseResource) -> MaterializeResult:
-        io = StepIO(spark=spark.session(), warehouse=warehouse, pipeline=pipeline)
+        io = StepIO(spark=spark.session(packages=planned(pipeline).packages()),
+                    warehouse=warehouse, pipeline=pipeline,
+                    kafka_bootstrap=spark.settings().kafka_bootstrap)
         *first, report = _run(steps, io, context, warehouse)
         metadata = dict(report.metadata())
         metadata["path"] = MetadataValue.path(report.path)

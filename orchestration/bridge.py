@@ -14,6 +14,7 @@ from resources.spark import SparkResource
 from resources.warehouse import WarehouseResource
 from runtime.compile import compile_path
 from runtime.explain import explain_step, explainable, step_header
+from runtime.planner import planned
 from runtime.runner import StepFailed, StepReport, run_step, run_steps
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "explainable",
     "maintain",
     "pipeline_lock",
+    "planned",
     "run_step",
     "run_steps",
     "source_marker",

@@ -34,12 +34,18 @@ class SparkResource(ConfigurableResource):
                                 "added to Delta's and SPLICE_SPARK_PACKAGES'")
     conf: dict[str, str] = Field(default_factory=dict, description="extra Spark settings, "
                                  "over SPLICE_SPARK_CONF's")
+    kafka_bootstrap: str | None = Field(default=None, description="Kafka brokers of topic "
+                                        "sources whose statement names none (default "
+                                        "SPLICE_KAFKA_BOOTSTRAP)")
 
     def settings(self) -> SpliceSettings:
         return SpliceSettings.from_env(
             master=self.master, connect_url=self.connect_url, app_name=self.app_name,
             driver_memory=self.driver_memory, shuffle_partitions=self.shuffle_partitions,
-            packages=tuple(self.packages), conf=dict(self.conf))
+            packages=tuple(self.packages), conf=dict(self.conf),
+            kafka_bootstrap=self.kafka_bootstrap)
 
-    def session(self):  # -> pyspark.sql.SparkSession (imported lazily: Spark is heavy)
-        return start_session(self.settings())
+    def session(self, packages: tuple[str, ...] = ()):  # -> SparkSession (lazy: Spark is heavy)
+        """The process's session; ``packages`` (a pipeline's connectors, such
+        as Kafka's) join the settings' when it starts here."""
+        return start_session(self.settings().with_packages(packages))

@@ -21,6 +21,7 @@ from joins.physical.lookup import LookupQuery
 from joins.physical.table_table import TableTableQuery
 from operators.aggregate import AggregateExecutor
 from operators.json_source import JsonSourceExecutor
+from operators.kafka_source import KafkaSourceExecutor
 from operators.materialize import MaterializeExecutor
 from operators.sources import DeltaSourceExecutor
 from operators.table_project import TableProjectExecutor
@@ -29,6 +30,7 @@ from operators.transform import ProjectExecutor, RepartitionExecutor
 EXECUTORS: dict[str, Executor[Any]] = {
     "source.delta": DeltaSourceExecutor(),
     "source.json": JsonSourceExecutor(),
+    "source.kafka": KafkaSourceExecutor(),
     "project": ProjectExecutor(),
     "project.table": TableProjectExecutor(),
     "repartition": RepartitionExecutor(),

@@ -186,14 +186,18 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
     from engine.io import StepIO
     from engine.session import start_session
     from engine.settings import SpliceSettings
+    from runtime.planner import planned
     from runtime.runner import StepReport, run_pipeline
     from sql.plan import Step
 
     if settings is None:
         settings = SpliceSettings.from_env(warehouse=warehouse, master=master)
+    # The Spark connectors the pipeline's readers need (Kafka), with Delta's.
+    settings = settings.with_packages(planned(pipeline).packages())
     print(f"starting Spark ({settings.describe_spark()}) ...", flush=True)
     spark = start_session(settings)
-    io = StepIO(spark=spark, warehouse=settings.warehouse_layout(), pipeline=pipeline)
+    io = StepIO(spark=spark, warehouse=settings.warehouse_layout(), pipeline=pipeline,
+                kafka_bootstrap=settings.kafka_bootstrap)
     dropped = rebuild_targets(pipeline, rebuild) if rebuild else []
     if dropped:
         print(f"rebuilding {len(dropped)} step(s) from their sources: {', '.join(dropped)}",

@@ -171,6 +171,10 @@ class SpliceGenerator(Spark.Generator):
         watermark = expression.args.get("watermark")
         if watermark is not None:
             columns.append(self.sql(watermark))
+        primary_key = expression.args.get("primary_key")
+        if primary_key is not None:
+            columns.append("PRIMARY KEY (" + ", ".join(
+                self.sql(k) for k in primary_key.expressions) + ")")
         sql = (
             f"CREATE {expression.args['kind']} {self.sql(expression, 'this')} "
             f"({', '.join(columns)})"
@@ -182,6 +186,9 @@ class SpliceGenerator(Spark.Generator):
                 for option in options
             )
             sql = f"{sql} WITH ({listed})"
+        row_format = expression.args.get("row_format")
+        if row_format is not None:
+            sql = f"{sql} FORMAT {row_format.name} ENCODE {expression.args['row_encode'].name}"
         return sql
 
     def _option_name(self, name: str) -> str:

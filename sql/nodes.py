@@ -128,11 +128,15 @@ class CreateSource(exp.Expression):
     ``kind`` is ``"STREAM"``, ``"TABLE"`` or ``"SOURCE"``; ``this`` the name
     identifier; ``expressions`` the ``exp.ColumnDef`` list; ``watermark`` an
     optional :class:`Watermark`; ``options`` a list of ``exp.Property`` whose
-    ``this`` is the option name and ``value`` a literal.
+    ``this`` is the option name and ``value`` a literal; ``primary_key`` a
+    table-level ``exp.PrimaryKey`` (RisingWave); ``row_format`` and
+    ``row_encode`` the ``exp.Var`` words of RisingWave's ``FORMAT PLAIN
+    ENCODE JSON``.
     """
 
     arg_types = {"this": True, "kind": True, "expressions": True, "watermark": False,
-                 "options": False}
+                 "options": False, "primary_key": False, "row_format": False,
+                 "row_encode": False}
 
 
 class CreateAs(exp.Expression):

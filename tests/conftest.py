@@ -30,12 +30,19 @@ TEST_SPARK_CONF = {
 }
 
 
+KAFKA_PACKAGES = ("org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0",)
+
+
 @pytest.fixture(scope="session")
-def spark():
+def spark(request: pytest.FixtureRequest):
+    """Spark's Kafka connector joins Delta's only when a collected test
+    carries the ``kafka`` marker (it adds 38 jars to resolve at start)."""
     from engine.session import start_session
     from engine.settings import SpliceSettings
 
-    session = start_session(SpliceSettings.from_env(conf=TEST_SPARK_CONF))
+    kafka = any(item.get_closest_marker("kafka") for item in request.session.items)
+    settings = SpliceSettings.from_env(conf=TEST_SPARK_CONF)
+    session = start_session(settings.with_packages(KAFKA_PACKAGES if kafka else ()))
     yield session
 
 
@@ -46,3 +53,22 @@ def warehouse(tmp_path: Path):
     from resources.warehouse import WarehouseResource
 
     return WarehouseResource(root=str(tmp_path / "warehouse"))
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory: pytest.TempPathFactory):
+    """One Kafka broker for the test session (KRaft, single node, a temp
+    folder), from the pinned jars (fetched with Maven when missing). Its
+    bootstrap address; SPLICE_KAFKA_BOOTSTRAP is set to it for the session."""
+    from splice.kafka_broker import start_broker, stop_broker
+
+    folder = tmp_path_factory.mktemp("kafka")
+    broker = start_broker(folder)
+    previous = os.environ.get("SPLICE_KAFKA_BOOTSTRAP")
+    os.environ["SPLICE_KAFKA_BOOTSTRAP"] = broker.bootstrap
+    yield broker.bootstrap
+    stop_broker(folder)
+    if previous is None:
+        os.environ.pop("SPLICE_KAFKA_BOOTSTRAP", None)
+    else:
+        os.environ["SPLICE_KAFKA_BOOTSTRAP"] = previous

@@ -8,6 +8,7 @@ from sqlglot import exp
 
 from sql import nodes
 from sql.analysis.base import AnalyzerBase, name_of
+from sql.analysis.kafka import KAFKA_OPTIONS, is_kafka, kafka_options
 from sql.errors import Position, SqlError
 from sql.intervals import interval_ms
 from sql.names import check_location
@@ -15,7 +16,7 @@ from sql.plan import ColumnSpec, Kind, MaterializeStep, Relation, SourceStep
 from sql.types import spark_type, struct_type
 
 SOURCE_OPTIONS = {"location", "format", "key", "timestamp", "changelog"}
-SOURCE_FORMATS = {"delta", "json", "csv", "parquet"}
+SOURCE_FORMATS = {"delta", "json", "csv", "parquet", "kafka"}
 
 
 class SourceAnalyzer(AnalyzerBase):
@@ -26,6 +27,7 @@ class SourceAnalyzer(AnalyzerBase):
         kind_word = node.args["kind"].upper()
         pos = self.stmt.pos(node)
         options = self._options(node)
+        kafka = is_kafka(options)
         if "location" in options:
             check_location(options["location"], self._option_pos(node, "location"))
         columns = [
@@ -38,6 +40,13 @@ class SourceAnalyzer(AnalyzerBase):
             raise SqlError(pos, f"'{name}' declares a column twice",
                            "give every column its own name")
         keys = [k.strip() for k in options.get("key", "").split(",") if k.strip()]
+        declared_keys = _declared_keys(node)
+        if keys and declared_keys and [k.lower() for k in keys] != [
+                k.lower() for k in declared_keys]:
+            raise SqlError(self._option_pos(node, "key"), f"'{name}' declares its key twice: "
+                           f"key='{options['key']}' and PRIMARY KEY/KEY "
+                           f"{', '.join(declared_keys)}", "declare the key once")
+        keys = keys or declared_keys
         for k in keys:
             if k.lower() not in by_lower:
                 raise SqlError(pos, f"key column '{k}' of '{name}' is not one of its columns",
@@ -59,7 +68,7 @@ class SourceAnalyzer(AnalyzerBase):
                                "the event time must be a TIMESTAMP, a DATE, or a BIGINT of "
                                "epoch milliseconds")
             ts = col.name
-        fmt = options.get("format", "delta").lower()
+        fmt = "kafka" if kafka else options.get("format", "delta").lower()
         if fmt not in SOURCE_FORMATS:
             raise SqlError(pos, f"format '{fmt}' is not supported",
                            f"use one of: {', '.join(sorted(SOURCE_FORMATS))}")
@@ -76,15 +85,28 @@ class SourceAnalyzer(AnalyzerBase):
             key_type = struct_type([(k, by_lower[k.lower()].type) for k in keys])
         else:
             key_type = "string"
+        extra = {k: v for k, v in options.items() if k not in SOURCE_OPTIONS}
+        location = options.get("location", name)
+        if kafka:
+            extra = kafka_options(node, options, name, kind_word == "TABLE",
+                                  lambda key: self._option_pos(node, key), self.stmt.pos)
+            extra.update({k: v for k, v in options.items()
+                          if k not in SOURCE_OPTIONS | KAFKA_OPTIONS
+                          and not k.startswith("properties.")})
+            location = extra["topic"]
+        elif node.args.get("row_format") is not None:
+            raise SqlError(self.stmt.pos(node.args["row_format"]),
+                           "FORMAT ... ENCODE is for a Kafka source",
+                           "add connector='kafka' to the WITH (...), or drop the FORMAT clause")
         step_id = self._claim(name, node.this)
         relation = Relation(kind=Kind.STREAM, key_type=key_type, columns=tuple(columns),
                             key_columns=tuple(keys), time_column=ts, watermark_ms=watermark_ms)
         source = SourceStep(
             id=step_id, relation=relation, where=self.stmt.where, sql=self.stmt.parsed.text,
-            name=name, location=options.get("location", name), format=fmt,
+            name=name, location=location, format=fmt,
             declared=tuple(columns), timestamp_column=ts, watermark_ms=watermark_ms,
             changelog=changelog,
-            options={k: v for k, v in options.items() if k not in SOURCE_OPTIONS},
+            options=extra,
         )
         if kind_word != "TABLE":
             self._add(source, name)
@@ -125,6 +147,17 @@ class SourceAnalyzer(AnalyzerBase):
                 return ms
         raise SqlError(self.stmt.pos(watermark), "a watermark must be 'ts - INTERVAL ...'",
                        f"write WATERMARK FOR {column} AS {column} - INTERVAL '20' SECOND")
+
+
+def _declared_keys(node: nodes.CreateSource) -> list[str]:
+    """The key columns the column list declares: ``id INT PRIMARY KEY``,
+    ksqlDB's ``id INT KEY``, RisingWave's ``PRIMARY KEY (a, b)``."""
+    keys = [c.name for c in node.expressions
+            if any(isinstance(k, exp.ColumnConstraint)
+                   and isinstance(k.args.get("kind"), exp.PrimaryKeyColumnConstraint)
+                   for k in c.args.get("constraints") or [])]
+    primary = node.args.get("primary_key")
+    return keys + ([k.name for k in primary.expressions] if primary is not None else [])
 
 
 def _declared_not_null(column: exp.Expression) -> bool:

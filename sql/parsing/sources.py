@@ -8,7 +8,7 @@ from sqlglot.parser import SENTINEL_NONE
 from sqlglot.tokens import TokenType
 
 from sql import nodes
-from sql.parsing.lexical import LexicalParser, is_word_token
+from sql.parsing.lexical import LexicalParser, is_text, is_word_token
 
 
 class SourceParser(LexicalParser):
@@ -18,8 +18,14 @@ class SourceParser(LexicalParser):
         context = f"CREATE {kind} {name.name}"
         columns: list[exp.Expr] = []
         watermark: nodes.Watermark | None = None
+        primary_key: exp.PrimaryKey | None = None
         while True:
-            if self._match_text_seq("WATERMARK", "FOR"):
+            if self._match(TokenType.PRIMARY_KEY):  # RisingWave: PRIMARY KEY (a, b)
+                if primary_key is not None:
+                    self._fail(f"{context} declares more than one PRIMARY KEY",
+                               "keep one PRIMARY KEY (column, ...)", self._prev)
+                primary_key = self._parse_primary_key_list(context)
+            elif self._match_text_seq("WATERMARK", "FOR"):
                 if watermark is not None:
                     self._fail(f"{context} declares more than one WATERMARK",
                                "keep one WATERMARK FOR <column> AS <expression>",
@@ -40,10 +46,49 @@ class SourceParser(LexicalParser):
             self._fail(f"{context} declares no columns", "declare at least one column")
 
         options = self._parse_source_options(context) if self._match(TokenType.WITH) else None
+        row_format, row_encode = self._parse_row_format(context)
         return self.expression(
             nodes.CreateSource(this=name, kind=kind, expressions=columns,
-                               watermark=watermark, options=options)
+                               watermark=watermark, options=options, primary_key=primary_key,
+                               row_format=row_format, row_encode=row_encode)
         )
+
+    def _parse_primary_key_list(self, context: str) -> exp.PrimaryKey:
+        if not self._match(TokenType.L_PAREN):
+            self._fail(f"syntax error: expected '(' after PRIMARY KEY in {context}",
+                       "write PRIMARY KEY (column, ...)")
+        keys: list[exp.Expr] = []
+        while True:
+            key = self._parse_id_var(any_token=False)
+            if not isinstance(key, exp.Identifier):
+                self._fail(f"syntax error: expected a column name in the PRIMARY KEY of "
+                           f"{context}", "write PRIMARY KEY (column, ...)")
+            keys.append(key)
+            if self._match(TokenType.COMMA):
+                continue
+            if self._match(TokenType.R_PAREN):
+                return self.expression(exp.PrimaryKey(expressions=keys))
+            self._fail(f"syntax error: expected ',' or ')' in the PRIMARY KEY of {context}",
+                       "write PRIMARY KEY (column, ...)")
+
+    def _parse_row_format(self, context: str) -> tuple[exp.Var | None, exp.Var | None]:
+        """RisingWave's ``FORMAT PLAIN|UPSERT ENCODE JSON`` after the WITH
+        (...); the words as written (the analyzer checks them)."""
+        if not is_text(self._curr, "FORMAT"):
+            return None, None
+        self._advance()
+        words: list[exp.Var] = []
+        for clause in ("FORMAT", "ENCODE"):
+            if clause == "ENCODE" and not self._match_text_seq("ENCODE"):
+                self._fail(f"syntax error: expected ENCODE after FORMAT {words[0].name} in "
+                           f"{context}", f"write FORMAT {words[0].name} ENCODE JSON")
+            token = self._curr
+            if token is None or not token.text.isidentifier():
+                self._fail(f"syntax error: expected a word after {clause} in {context}",
+                           "write FORMAT PLAIN ENCODE JSON (or FORMAT UPSERT ENCODE JSON)")
+            self._advance()
+            words.append(self.expression(exp.Var(this=token.text.upper()), token))
+        return words[0], words[1]
 
     def _parse_source_column(self, context: str) -> exp.Expr:
         first = self._curr
@@ -60,6 +105,11 @@ class SourceParser(LexicalParser):
             self._fail(f"syntax error: expected a column name and type in the column list of "
                        f"{context}", "declare each column as <name> <type>, e.g. id INT",
                        first or SENTINEL_NONE)
+        if is_text(self._curr, "KEY"):  # ksqlDB: id INT KEY (a key column of a stream)
+            self._advance()
+            constraints = [*(column.args.get("constraints") or []), exp.ColumnConstraint(
+                kind=exp.PrimaryKeyColumnConstraint())]
+            column.set("constraints", constraints)
         return column
 
     def _parse_watermark(self, context: str) -> nodes.Watermark:

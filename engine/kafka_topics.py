@@ -1,0 +1,115 @@
+"""Topics and records on a Kafka broker, through confluent-kafka's admin,
+producer and consumer APIs (no Spark; the broker's jars have no CLI tools).
+The Kafka source reads a topic's end offsets here (its run markers) and
+creates a topic a ksqlDB statement declares with ``partitions``; the tests,
+and whatever produces a case's or the demo's rows as records, produce here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record to produce. ``value`` None is a tombstone (a null value);
+    a dict is written as JSON, a str or bytes as they are. ``key`` likewise
+    (a str is the KAFKA key format; a dict, JSON). ``timestamp_ms`` None
+    lets the producer stamp it; ``partition`` None lets the key pick."""
+
+    value: Any
+    key: Any = None
+    timestamp_ms: int | None = None
+    partition: int | None = None
+
+
+def _admin(bootstrap: str):
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+
+
+def create_topic(bootstrap: str, name: str, partitions: int = 1) -> None:
+    """Create ``name`` with ``partitions`` partitions (replication 1)."""
+    from confluent_kafka.admin import NewTopic
+
+    admin = _admin(bootstrap)  # kept alive until the result: its end cancels the request
+    futures = admin.create_topics(
+        [NewTopic(name, num_partitions=partitions, replication_factor=1)],
+        operation_timeout=TIMEOUT)
+    futures[name].result(TIMEOUT)
+
+
+def add_partitions(bootstrap: str, name: str, total: int) -> None:
+    """Grow ``name`` to ``total`` partitions."""
+    from confluent_kafka.admin import NewPartitions
+
+    admin = _admin(bootstrap)
+    futures = admin.create_partitions([NewPartitions(name, total)], operation_timeout=TIMEOUT)
+    futures[name].result(TIMEOUT)
+
+
+def _bytes(value: Any) -> bytes | None:
+    if value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode()
+    return json.dumps(value).encode()
+
+
+def produce(bootstrap: str, topic: str, records: Iterable[Record]) -> int:
+    """Produce ``records`` in order (one in flight at a time per partition,
+    idempotent producer: a partition keeps the order given) and wait until
+    the broker acknowledged every one; the number produced."""
+    from confluent_kafka import KafkaException, Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True,
+                         "linger.ms": 5, "log_level": 0})
+    failures: list[str] = []
+
+    def delivered(err: Any, _msg: Any) -> None:
+        if err is not None:
+            failures.append(str(err))
+
+    count = 0
+    for record in records:
+        extra: dict[str, Any] = {}
+        if record.timestamp_ms is not None:
+            extra["timestamp"] = record.timestamp_ms
+        if record.partition is not None:
+            extra["partition"] = record.partition
+        producer.produce(topic, value=_bytes(record.value), key=_bytes(record.key),
+                         on_delivery=delivered, **extra)
+        count += 1
+    left = producer.flush(TIMEOUT)
+    if left or failures:
+        raise KafkaException(f"{left} record(s) not delivered to {topic}: {failures[:3]}")
+    return count
+
+
+def topic_exists(bootstrap: str, topic: str) -> bool:
+    meta = _admin(bootstrap).list_topics(topic=topic, timeout=TIMEOUT)
+    found = meta.topics.get(topic)
+    return found is not None and found.error is None
+
+
+def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+    """Each partition's end offset (the offset the next record gets); empty
+    for a topic that does not exist."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "splice-offsets",
+                         "log_level": 0})
+    try:
+        meta = consumer.list_topics(topic, timeout=TIMEOUT).topics[topic]
+        if meta.error is not None:
+            return {}
+        return {p: consumer.get_watermark_offsets(TopicPartition(topic, p),
+                                                  timeout=TIMEOUT)[1]
+                for p in sorted(meta.partitions)}
+    finally:
+        consumer.close()

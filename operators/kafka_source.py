@@ -1,0 +1,237 @@
+"""Kafka sources: the records of a topic, ingested into the source's Delta
+table, in the runner's one streaming loop like the JSON-lines source.
+
+The first run reads every partition from its earliest offset; each run
+reads up to the end offsets at its start (``availableNow``); the step's
+checkpoint holds the offsets reached, so the next run goes on from there.
+A partition added between runs is read from its start (Spark's Kafka
+source finds it). A micro-batch's rows and dead letters are written with
+Delta's idempotent marks (txnAppId = the checkpoint's, txnVersion = the
+batch id): a run killed after writing, before its checkpoint commit, reads
+the same offsets again and writes nothing twice.
+
+Each record's value is decoded as one JSON object to the declared columns
+(the JSON-lines source's rules: ``operators.json_source``); ``_key`` is the
+record's key, as text (key format KAFKA) or decoded JSON (key format
+JSON), converted to the key type; a declared key column the value lacks
+takes the key's value (ksqlDB keeps key columns in the key). ``ROWTIME`` is
+the record's timestamp unless ``timestamp=`` names a column. A null value
+is a tombstone of its key on a table topic and skipped on a stream topic.
+A record that does not decode goes to the dead-letter table with its
+topic, partition, offset and the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
+
+from engine.errors import root_cause
+from engine.faults import KillPoint, reached
+from engine.io import KEY, ROWTIME, StepIO, append, delta_version, ensure_table, rows_written_since
+from engine.kafka_topics import create_topic, end_offsets, topic_exists
+from engine.query import BatchTarget, Outcome, Sink, StepQuery
+from engine.settings import ENV
+from operators.dead_letters import append_dead_letters, dead_letters, raw_record
+from operators.json_source import NOT_OBJECT, NOT_UTF8, TRAILING, convert_text, one_object
+from operators.nodes import SourceNode
+from operators.sources import SourceError, SourceExecutor, dead_letter_table, rowtime_of
+from sql.plan import SourceStep
+
+ORDER = ["__partition", "__offset"]  # a topic's order: by partition, then offset
+
+
+def bootstrap(step: SourceStep, io: StepIO) -> str:
+    """The brokers: the statement's own, else the setting's, else
+    SPLICE_KAFKA_BOOTSTRAP."""
+    found = (step.options.get("bootstrap") or io.kafka_bootstrap
+             or os.environ.get(ENV["kafka_bootstrap"], "").strip())
+    if not found:
+        raise SourceError(
+            f"source '{step.name}' (declared at {step.where}) reads Kafka topic "
+            f"'{step.options.get('topic')}' but no broker is set; set "
+            f"{ENV['kafka_bootstrap']}=host:port (bash scripts/kafka.sh start prints one), or "
+            "give the statement properties.bootstrap.server='host:port'")
+    return found
+
+
+def stored_schema(step: SourceStep) -> StructType:
+    """The source's Delta table: ``_key``, the declared columns, ``ROWTIME``,
+    and where each record was in the topic."""
+    columns = ", ".join(f"`{c.name}` {c.type}" for c in step.declared)
+    return StructType.fromDDL(f"`{KEY}` {step.relation.key_type}, {columns}, "
+                              f"`{ROWTIME}` timestamp, __partition int, __offset bigint")
+
+
+class KafkaSourceExecutor(SourceExecutor):
+    """A Kafka source's own step (its records into its Delta table), and its
+    table read by the steps downstream."""
+
+    def markers(self, node: SourceNode, io: StepIO) -> dict[str, str]:
+        """The topic's end offsets: a run is skipped when no record (and no
+        partition) arrived since the last. Unreachable brokers give no
+        marker to compare, and the run then says what failed."""
+        step = node.step
+        topic = step.options["topic"]
+        try:
+            servers = bootstrap(step, io)
+            offsets = json.dumps(end_offsets(servers, topic))
+        except Exception as err:  # SourceError, KafkaException: the run reports it
+            offsets = f"unknown: {err}"
+            servers = step.options.get("bootstrap", "")
+        return {f"kafka://{servers}/{topic}": offsets}
+
+    def read_stream(self, node: SourceNode, io: StepIO, options: dict[str, str]) -> DataFrame:
+        step = node.step
+        path = io.table_path(step)
+        ensure_table(io.spark, path, stored_schema(step))
+        reader = io.spark.readStream.format("delta")
+        for key, value in options.items():
+            reader = reader.option(key, value)
+        columns = [F.col(f"`{c.name}`").alias(c.name) for c in step.declared]
+        return reader.load(path).select(KEY, *columns, ROWTIME)
+
+    def query(self, node: SourceNode, io: StepIO) -> StepQuery:
+        step, spark = node.step, io.spark
+        servers = bootstrap(step, io)
+        topic = step.options["topic"]
+        if "partitions" in step.options and not topic_exists(servers, topic):
+            create_topic(servers, topic, int(step.options["partitions"]))
+        path = io.table_path(step)
+        ensure_table(spark, path, stored_schema(step))
+        dead_path = dead_letter_table(io, step)
+        before, dead_before = delta_version(spark, path), delta_version(spark, dead_path)
+        reader = (spark.readStream.format("kafka")
+                  .option("kafka.bootstrap.servers", servers).option("subscribe", topic)
+                  .option("startingOffsets", "earliest"))
+        for key, value in step.options.items():
+            if key.startswith("kafka."):
+                reader = reader.option(key, value)
+        try:
+            stream = reader.load()
+        except Exception as err:  # the connector is not on the session's classpath
+            cause = root_cause(err)
+            raise SourceError(
+                f"source '{step.name}' cannot read Kafka: {cause.summary.rstrip('.')}; Spark's "
+                f"Kafka connector ({node.packages[0]}) must be loaded when the session starts "
+                "(splice run does it for a pipeline with a Kafka source; elsewhere add it to "
+                f"{ENV['packages']})", cause.detail) from None
+        stored = [f"`{f.name}`" for f in stored_schema(step).fields]
+
+        def ingest(batch: DataFrame, target: BatchTarget) -> None:
+            txn, batch_id = target.txn_app, target.batch_id
+            decoded = decode(step, batch).persist()
+            try:
+                counts = decoded.agg(
+                    F.count_if(F.col("__reason") == "").alias("good"),
+                    F.count_if(F.col("__reason") != "").alias("bad")).first()
+                if counts["good"]:
+                    good = (decoded.where(F.col("__reason") == "").repartition(1)
+                            .sortWithinPartitions(*ORDER).select(*stored))
+                    append(good, path, txn, batch_id)
+                reached(KillPoint.SOURCE_INGESTED, step.id)
+                if counts["bad"]:
+                    record, encoding = raw_record(F.col("value"))
+                    bad = (decoded.where(F.col("__reason") != "").repartition(1)
+                           .sortWithinPartitions(*ORDER))
+                    append_dead_letters(dead_letters(
+                        step, bad, F.col("__reason"), batch_id, record=record,
+                        encoding=encoding, extra={"topic": F.col("topic"),
+                                                  "partition": F.col("__partition"),
+                                                  "offset": F.col("__offset")}),
+                        dead_path, txn, batch_id)
+            finally:
+                decoded.unpersist()
+
+        def outcome() -> Outcome:
+            return Outcome(rows=rows_written_since(spark, path, before),
+                           dead_letters=rows_written_since(spark, dead_path, dead_before))
+
+        return StepQuery(stream=stream, sink=Sink.CUSTOM, writer=ingest, outcome=outcome,
+                         name=f"source:{step.id}")
+
+
+def _decoded_key(step: SourceStep, text: Column) -> Column:
+    """The record key as the key type: its text (KAFKA), or its JSON."""
+    key_type = step.relation.key_type
+    if step.options.get("key_format") == "json":
+        return F.try_variant_get(F.try_parse_json(text), "$", key_type)
+    if key_type == "string":
+        return text
+    if key_type.startswith("struct"):  # a struct key has no KAFKA text form
+        return F.lit(None).cast(key_type)
+    return text.try_cast(key_type)
+
+
+def decode(step: SourceStep, batch: DataFrame) -> DataFrame:
+    """Every record with its stored columns and ``__reason``: empty for a
+    row to store, NULL for a record skipped (a null value on a stream), else
+    why it goes to the dead letter."""
+    table = step.options.get("table") == "true"
+    records = batch.select(
+        F.col("key").cast("string").alias("__keytext"), F.col("value").cast("string")
+        .alias("value"), "topic", F.col("partition").alias("__partition"),
+        F.col("offset").alias("__offset"), F.col("timestamp").alias("__timestamp"))
+    key = _decoded_key(step, F.col("__keytext"))
+    keys = step.relation.key_columns
+    as_text = StructType([StructField(c.name, StringType()) for c in step.declared]
+                         + [StructField("__corrupt", StringType())])
+    value = F.col("value")
+    tombstone = value.isNull()
+    json = F.from_json(value, as_text, {"mode": "PERMISSIVE",
+                                        "columnNameOfCorruptRecord": "__corrupt"})
+    is_object, whole = one_object(value)
+    typed: dict[str, Column] = {}
+    reasons: list[Column] = []
+    for c in step.declared:
+        text = F.col("__j").getField(c.name)
+        converted = convert_text(text, c.type)
+        reasons.append(F.when(text.isNotNull() & converted.isNull(), F.concat(
+            F.lit(f"column '{c.name}': '"), text, F.lit(f"' is not {c.type.upper()}"))))
+        if c.name in keys:  # a key column the value lacks comes from the key
+            from_key = key if len(keys) == 1 else key.getField(c.name)
+            converted = F.coalesce(converted, from_key)
+        typed[c.name] = converted
+        if c.name == step.timestamp_column:
+            reasons.append(F.when(text.isNull(), F.lit(f"missing event time '{c.name}'")))
+    if not keys:
+        record_key = key
+    elif len(keys) == 1:
+        record_key = typed[keys[0]]
+    else:
+        record_key = F.struct(*[typed[k].alias(k) for k in keys])
+    key_format = step.options.get("key_format", "kafka")
+    checked_key = bool(keys) or key_format == "json"  # text keys of no type always fit
+    key_reason = F.when(F.lit(checked_key) & F.col("__keytext").isNotNull() & key.isNull(),
+                        F.concat(F.lit("key '"), F.col("__keytext"), F.lit(
+                            f"' is not {step.relation.key_type.upper()} (key format "
+                            f"{key_format.upper()})")))
+    broken = F.col("__j").isNull() | F.col("__j.__corrupt").isNotNull()
+    value_reason = (F.when(~F.is_valid_utf8(value), F.lit(NOT_UTF8))
+                    .when(~F.coalesce(is_object, F.lit(False)), F.lit(NOT_OBJECT))
+                    .when(~whole, F.lit(TRAILING))
+                    .when(broken, F.lit(NOT_OBJECT))
+                    .otherwise(F.concat_ws("; ", *reasons)))
+    keep = ["value", "topic", "__keytext", *ORDER, "__timestamp"]
+    # A tombstone's columns are NULL but its key's, which the key fills.
+    columns = [F.when(tombstone, typed[c.name] if c.name in keys else F.lit(None))
+               .otherwise(typed[c.name]).cast(c.type).alias(c.name) for c in step.declared]
+    rows = records.select(*keep, json.alias("__j")).select(
+        *keep, record_key.alias(KEY), *columns,
+        F.when(~tombstone, F.nullif(value_reason, F.lit(""))).alias("__value_reason"),
+        key_reason.alias("__key_reason"))
+    if step.timestamp_column is None:
+        rowtime = F.col("__timestamp")
+    else:
+        rowtime = F.when(tombstone, F.col("__timestamp")).otherwise(rowtime_of(step))
+    missing_key = F.when(F.lit(table) & F.col(f"`{KEY}`").isNull(), F.lit(
+        "missing key: the record has no key and its value no key column"))
+    reason = (F.when(tombstone & F.lit(not table), F.lit(None).cast("string"))
+              .otherwise(F.concat_ws("; ", F.col("__value_reason"), F.col("__key_reason"),
+                                     missing_key)))
+    out = [c for c in rows.columns if c not in ("__value_reason", "__key_reason")]
+    return rows.select(*out, rowtime.alias(ROWTIME), reason.alias("__reason"))

@@ -1,0 +1,109 @@
+"""Kafka sources in each dialect's words (no Spark): Splice's format='kafka',
+ksqlDB's kafka_topic / value_format / key_format / KEY / PRIMARY KEY,
+RisingWave's connector='kafka' ... FORMAT PLAIN|UPSERT ENCODE JSON; what
+they compile to, and the positioned errors of what is not supported."""
+
+from __future__ import annotations
+
+import pytest
+
+from runtime.compile import compile_text
+from runtime.explain import explain_step
+from sql.errors import SqlErrors
+from sql.plan import MaterializeStep, SourceStep
+
+
+def source(sql: str, name: str = "s") -> SourceStep:
+    plan = compile_text(sql, "k.sql", "k")
+    step = plan.step(name)
+    assert isinstance(step, SourceStep)
+    assert plan.node(name).kind == "source.kafka"
+    return step
+
+
+def test_splice_form() -> None:
+    step = source("CREATE STREAM s (id INT, v STRING, ts TIMESTAMP) WITH (format='kafka', "
+                  "topic='orders', key='id', timestamp='ts', bootstrap='h:9092', "
+                  "properties.security.protocol='PLAINTEXT')")
+    assert (step.format, step.location, step.timestamp_column) == ("kafka", "orders", "ts")
+    assert step.relation.key_columns == ("id",) and step.relation.key_type == "int"
+    assert step.options == {"topic": "orders", "key_format": "kafka", "bootstrap": "h:9092",
+                            "kafka.security.protocol": "PLAINTEXT"}
+
+
+def test_splice_form_topic_defaults_to_the_name() -> None:
+    assert source("CREATE STREAM s (id INT) WITH (format='kafka')").options["topic"] == "s"
+
+
+def test_ksqldb_stream_with_key_column_and_formats() -> None:
+    step = source("CREATE STREAM s (id INT KEY, v STRING) WITH (kafka_topic='orders', "
+                  "value_format='JSON', key_format='JSON', partitions=3)")
+    assert step.relation.key_columns == ("id",)
+    assert step.options == {"topic": "orders", "key_format": "json", "partitions": "3"}
+
+
+def test_ksqldb_table_with_primary_key_is_a_table_topic() -> None:
+    plan = compile_text("CREATE TABLE s (id INT PRIMARY KEY, v STRING) WITH ("
+                        "kafka_topic='customers', format='JSON')", "k.sql", "k")
+    step = plan.step("s")
+    assert isinstance(step, SourceStep)
+    assert step.options == {"topic": "customers", "key_format": "json", "table": "true"}
+    [table] = [s for s in plan.steps if isinstance(s, MaterializeStep)]
+    assert table.tombstone_columns == ("v",)
+
+
+def test_risingwave_source_and_upsert_table() -> None:
+    step = source("CREATE SOURCE s (id INT, v STRING) WITH (connector='kafka', "
+                  "topic='orders', properties.bootstrap.server='h:9092', "
+                  "scan.startup.mode='earliest') FORMAT PLAIN ENCODE JSON")
+    assert step.options == {"topic": "orders", "key_format": "kafka", "bootstrap": "h:9092"}
+    table = source("CREATE TABLE s (id INT, v STRING, PRIMARY KEY (id)) WITH ("
+                   "connector='kafka', topic='c') FORMAT UPSERT ENCODE JSON")
+    assert table.relation.key_columns == ("id",)
+    assert table.options["table"] == "true"
+
+
+def test_explain_shows_the_topic() -> None:
+    plan = compile_text("CREATE STREAM s (id INT) WITH (kafka_topic='orders', "
+                        "value_format='JSON');", "k.sql", "k")
+    text = explain_step(plan.step("s"), plan).render()
+    assert "topic: orders" in text and "event time: the record's timestamp" in text
+
+
+@pytest.mark.parametrize(("sql", "marker", "words"), [
+    ("CREATE STREAM s (id INT) WITH (kafka_topic='o', value_format='AVRO')", "'AVRO'",
+     "value format 'AVRO' is not supported"),
+    ("CREATE STREAM s (id INT) WITH (kafka_topic='o',\n  key_format='PROTOBUF')",
+     "'PROTOBUF'", "key format 'PROTOBUF' is not supported"),
+    ("CREATE STREAM s (id INT) WITH (kafka_topic='o', partitions=0)", "0)",
+     "partitions must be a whole number"),
+    ("CREATE SOURCE s (id INT) WITH (connector='kafka', scan.startup.mode='latest')",
+     "'latest'", "scan.startup.mode 'latest' is not supported"),
+    ("CREATE SOURCE s (id INT) WITH (connector='pulsar')", "'pulsar'",
+     "connector 'pulsar' is not supported"),
+    ("CREATE SOURCE s (id INT) WITH (connector='kafka') FORMAT UPSERT ENCODE JSON",
+     "UPSERT", "FORMAT UPSERT reads a table"),
+    ("CREATE SOURCE s (id INT) WITH (connector='kafka') FORMAT DEBEZIUM ENCODE JSON",
+     "DEBEZIUM", "FORMAT DEBEZIUM is not supported"),
+    ("CREATE SOURCE s (id INT) WITH (connector='kafka') FORMAT PLAIN ENCODE AVRO",
+     "AVRO", "ENCODE AVRO is not supported"),
+    ("CREATE SOURCE s (id INT) WITH (location='s') FORMAT PLAIN ENCODE JSON", "PLAIN",
+     "FORMAT ... ENCODE is for a Kafka source"),
+    ("CREATE SOURCE s (id INT) WITH (connector='kafka') FORMAT PLAIN", "<end>",
+     "expected ENCODE after FORMAT PLAIN"),
+    ("CREATE TABLE s (id INT, PRIMARY KEY id) WITH (connector='kafka')", "id)",
+     "expected '(' after PRIMARY KEY"),
+    ("CREATE TABLE s (id INT PRIMARY KEY, v INT) WITH (kafka_topic='o', key='v')", "'v'",
+     "declares its key twice"),
+])
+def test_unsupported_kafka_declarations_are_positioned_errors(sql: str, marker: str,
+                                                              words: str) -> None:
+    with pytest.raises(SqlErrors) as raised:
+        compile_text(sql, "k.sql", "k")
+    [error] = raised.value.errors
+    offset = len(sql) if marker == "<end>" else sql.index(marker)
+    line = sql.count("\n", 0, offset) + 1
+    col = offset - (sql.rfind("\n", 0, offset) + 1) + 1
+    assert (error.position.line, error.position.col) == (line, col), str(error)
+    assert words in error.rule, str(error)
+    assert str(error).startswith(f"k.sql:{line}:{col}: ")

@@ -1,0 +1,61 @@
+"""A Kafka source's run killed (SIGKILL, JVM included) after its Delta
+write and before its checkpoint's commit: the rerun reads the same offsets
+again and writes nothing twice; nothing is lost."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from engine.faults import ENV, KillPoint
+from engine.io import StepIO
+from engine.kafka_topics import Record, create_topic, produce
+from resources.warehouse import WarehouseResource
+from runtime.runner import run_pipeline
+from splice.compile import compile_path
+from tests.conftest import ROOT, TEST_SPARK_CONF
+from tests.pipeline_helpers import output_rows
+
+pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.faults]
+
+
+@pytest.mark.parametrize("point", [KillPoint.OUTPUT_COMMITTED, KillPoint.SOURCE_INGESTED])
+def test_a_run_killed_before_the_checkpoint_commit_duplicates_nothing(
+        spark, tmp_path: Path, kafka: str, point: KillPoint) -> None:
+    topic = f"crash-{uuid.uuid4().hex[:8]}"
+    create_topic(kafka, topic, 2)
+    sql = tmp_path / "crash.sql"
+    sql.write_text(
+        f"CREATE STREAM orders (id INT, item STRING) WITH (format='kafka', topic='{topic}', "
+        "key='id');\nINSERT INTO result SELECT STREAM id, item FROM orders;\n")
+    warehouse = WarehouseResource(root=str(tmp_path / "warehouse"))
+    produce(kafka, topic, [Record({"id": i, "item": f"i{i}"}, str(i)) for i in range(6)]
+            + [Record("not json", "9")])
+    env = {**os.environ, ENV: f"{point.value}@orders", "SPLICE_DRIVER_MEMORY": "1g",
+           "SPLICE_SPARK_CONF": json.dumps(TEST_SPARK_CONF), "SPLICE_KAFKA_BOOTSTRAP": kafka}
+    proc = subprocess.run(
+        [sys.executable, "-m", "splice.cli", "run", str(sql), "--warehouse", warehouse.root,
+         "--parallel", "1"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+        start_new_session=True)
+    assert proc.returncode == -signal.SIGKILL, (proc.stdout + proc.stderr)[-3000:]
+
+    pipeline = compile_path(sql)
+    io = StepIO(spark=spark, warehouse=warehouse, pipeline=pipeline, kafka_bootstrap=kafka)
+    source = spark.read.format("delta").load(io.table_path(pipeline.step("orders")))
+    assert source.count() == 6  # the killed run wrote the micro-batch's rows
+    run_pipeline(pipeline, io)
+    produce(kafka, topic, [Record({"id": 6, "item": "i6"}, "6")])
+    run_pipeline(pipeline, io)
+    assert output_rows(io, "result", "id", "item") == [(i, f"i{i}") for i in range(7)]
+    source = spark.read.format("delta").load(io.table_path(pipeline.step("orders")))
+    assert source.count() == 7
+    dead = spark.read.format("delta").load(warehouse.dead_letter_path("crash", "orders"))
+    assert [(r["record"], r["reason"]) for r in dead.collect()] == [
+        ("not json", "not a JSON object")]

@@ -1,0 +1,198 @@
+"""Kafka topics as sources, against the real broker the test session starts:
+the rows a pipeline gives over topics equal those over Delta tables; bad
+records go to the dead letter with where they were; tombstones delete."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from engine.io import StepIO
+from engine.kafka_topics import Record, add_partitions, create_topic, produce
+from runtime.runner import run_pipeline
+from tests.pipeline_helpers import append, make_io, output_rows
+
+pytestmark = [pytest.mark.spark, pytest.mark.kafka]
+
+T0 = 1_704_067_200_000  # 2024-01-01 00:00:00 UTC, in ms
+
+
+def topic(prefix: str, partitions: int = 1, bootstrap: str = "") -> str:
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, name, partitions)
+    return name
+
+
+def ts(seconds: int) -> str:
+    return datetime.utcfromtimestamp(T0 / 1000 + seconds).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def kafka_io(spark: Any, warehouse: Any, sql: str, name: str, bootstrap: str) -> StepIO:
+    io = make_io(spark, warehouse, sql, name=name)
+    return StepIO(spark=io.spark, warehouse=io.warehouse, pipeline=io.pipeline,
+                  kafka_bootstrap=bootstrap)
+
+
+def records(rows: list[dict[str, Any]], key: str | None = "id") -> list[Record]:
+    return [Record(value=r, key=None if key is None else str(r[key])) for r in rows]
+
+
+STREAM_TABLE = """
+CREATE STREAM orders (id INT, customer_id INT, item STRING, ts TIMESTAMP)
+  WITH ({orders}, key='id', timestamp='ts');
+CREATE TABLE customers (id INT, name STRING, ts TIMESTAMP)
+  WITH ({customers}, key='id', timestamp='ts');
+INSERT INTO {out} SELECT STREAM o.id, o.item, c.name
+FROM orders o LEFT JOIN customers c ON c.id = o.customer_id;
+"""
+
+CUSTOMERS = [{"id": 1, "name": "Ann", "ts": ts(0)}, {"id": 2, "name": "Bob", "ts": ts(1)}]
+ORDERS = [{"id": 10, "customer_id": 1, "item": "pen", "ts": ts(5)},
+          {"id": 11, "customer_id": 2, "item": "ink", "ts": ts(6)},
+          {"id": 12, "customer_id": 3, "item": "cap", "ts": ts(7)}]
+MORE_ORDERS = [{"id": 13, "customer_id": 2, "item": "pad", "ts": ts(9)}]
+
+
+def test_stream_table_join_over_kafka_equals_delta_and_runs_incrementally(
+        spark, warehouse, kafka) -> None:
+    orders, customers = topic("orders", 2, kafka), topic("customers", 1, kafka)
+    over_kafka = kafka_io(spark, warehouse, STREAM_TABLE.format(
+        orders=f"format='kafka', topic='{orders}'",
+        customers=f"kafka_topic='{customers}', value_format='JSON'", out="result_k"), "k",
+        kafka)
+    over_delta = make_io(spark, warehouse, STREAM_TABLE.format(
+        orders="location='orders'", customers="location='customers'", out="result"), name="d")
+
+    produce(kafka, customers, records(CUSTOMERS))
+    produce(kafka, orders, records(ORDERS))
+    append(over_delta, "customers", CUSTOMERS)
+    append(over_delta, "orders", ORDERS)
+    run_pipeline(over_kafka.pipeline, over_kafka)
+    run_pipeline(over_delta.pipeline, over_delta)
+    expected = [(10, "pen", "Ann"), (11, "ink", "Bob"), (12, "cap", None)]
+    assert output_rows(over_delta, "result", "id", "item", "name") == expected
+    assert output_rows(over_kafka, "result_k", "id", "item", "name") == expected
+
+    # A second run reads only what arrived since: every record once.
+    produce(kafka, orders, records(MORE_ORDERS))
+    append(over_delta, "orders", MORE_ORDERS)
+    run_pipeline(over_kafka.pipeline, over_kafka)
+    run_pipeline(over_delta.pipeline, over_delta)
+    expected.insert(3, (13, "pad", "Bob"))
+    assert output_rows(over_kafka, "result_k", "id", "item", "name") == expected
+    assert output_rows(over_delta, "result", "id", "item", "name") == expected
+    # A run with nothing new is skipped (the topics' end offsets did not move).
+    reports = run_pipeline(over_kafka.pipeline, over_kafka)
+    assert all(r.skipped for r in reports)
+    assert output_rows(over_kafka, "result_k", "id", "item", "name") == expected
+
+
+def test_bad_records_go_to_dead_letter_with_topic_partition_offset(
+        spark, warehouse, kafka) -> None:
+    orders = topic("bad", 1, kafka)
+    sql = (f"CREATE STREAM orders (id INT, item STRING, ts TIMESTAMP) WITH (format='kafka', "
+           f"topic='{orders}', key='id', timestamp='ts');\n"
+           "INSERT INTO result SELECT STREAM id, item FROM orders;")
+    io = kafka_io(spark, warehouse, sql, "dead", kafka)
+    produce(kafka, orders, [
+        Record({"id": 1, "item": "pen", "ts": ts(1)}, "1"),
+        Record('{"id": 2, "item": ', "2"),
+        Record({"id": "two", "item": "ink", "ts": ts(2)}, "2"),
+        Record({"id": 3, "item": "cap"}, "3"),
+        Record({"id": 4, "item": "pad", "ts": ts(4)}, "four"),
+        Record(None, "5"),  # a null value on a stream: skipped
+        Record({"item": "mug", "ts": ts(6)}, "6"),  # the key column from the key
+    ])
+    reports = {r.step_id: r for r in run_pipeline(io.pipeline, io)}
+    assert output_rows(io, "result", "id", "item") == [(1, "pen"), (6, "mug")]
+    assert reports["orders"].dead_letters == 4
+    dead = spark.read.format("delta").load(warehouse.dead_letter_path("dead", "orders"))
+    assert sorted((r["topic"], r["partition"], r["offset"], r["reason"])
+                  for r in dead.collect()) == [
+        (orders, 0, 1, "not a JSON object"),
+        (orders, 0, 2, "column 'id': 'two' is not INT"),
+        (orders, 0, 3, "missing event time 'ts'"),
+        (orders, 0, 4, "key 'four' is not INT (key format KAFKA)"),
+    ]
+    assert {r["record"] for r in dead.collect() if r["offset"] == 1} == {'{"id": 2, "item": '}
+
+
+def test_tombstone_on_a_table_topic_deletes_its_key(spark, warehouse, kafka) -> None:
+    customers, orders = topic("tomb", 1, kafka), topic("tomb-orders", 1, kafka)
+    sql = (f"CREATE TABLE customers (id INT PRIMARY KEY, name STRING) WITH ("
+           f"kafka_topic='{customers}', value_format='JSON');\n"
+           f"CREATE STREAM orders (id INT KEY, customer_id INT) WITH (kafka_topic='{orders}', "
+           "value_format='JSON', key_format='JSON');\n"
+           "CREATE STREAM result AS SELECT o.id, c.name FROM orders o "
+           "LEFT JOIN customers c ON c.id = o.customer_id EMIT CHANGES;")
+    io = kafka_io(spark, warehouse, sql, "tomb", kafka)
+    produce(kafka, customers, [Record({"id": 1, "name": "Ann"}, "1"),
+                               Record({"id": 2, "name": "Bob"}, "2")])
+    produce(kafka, orders, [Record({"customer_id": 1}, "1")])
+    run_pipeline(io.pipeline, io)
+    # The tombstone of customer 1, on its own: no value, the key from the record key.
+    produce(kafka, customers, [Record(None, "1"), Record({"id": 2, "name": "Bea"}, "2"),
+                               Record({"name": "Nobody"}), Record(None)])
+    produce(kafka, orders, [Record({"customer_id": 1}, "2"), Record({"customer_id": 2}, "3")])
+    run_pipeline(io.pipeline, io)
+    assert output_rows(io, "result", "id", "name") == [(1, "Ann"), (2, None), (3, "Bea")]
+    table = spark.read.format("delta").load(io.table_path(io.pipeline.step("customers_table")))
+    assert sorted((r["_key"], r["name"]) for r in table.collect()) == [(2, "Bea")]
+    # A record without any key, a value or a tombstone, cannot be put in the table.
+    dead = spark.read.format("delta").load(warehouse.dead_letter_path("tomb", "customers"))
+    assert sorted((r["offset"], r["reason"]) for r in dead.collect()) == [
+        (4, "missing key: the record has no key and its value no key column"),
+        (5, "missing key: the record has no key and its value no key column")]
+
+
+def test_a_partition_added_between_runs_is_read(spark, warehouse, kafka) -> None:
+    orders = topic("grow", 1, kafka)
+    sql = (f"CREATE SOURCE orders (id INT, item STRING) WITH (connector='kafka', "
+           f"topic='{orders}', properties.bootstrap.server='{kafka}', "
+           "scan.startup.mode='earliest') FORMAT PLAIN ENCODE JSON;\n"
+           "INSERT INTO result SELECT STREAM id, item FROM orders;")
+    io = make_io(spark, warehouse, sql, name="grow")  # brokers from the statement
+    produce(kafka, orders, [Record({"id": 1, "item": "pen"}, partition=0)])
+    run_pipeline(io.pipeline, io)
+    add_partitions(kafka, orders, 3)
+    produce(kafka, orders, [Record({"id": 2, "item": "ink"}, partition=1),
+                            Record({"id": 3, "item": "cap"}, partition=2),
+                            Record({"id": 4, "item": "pad"}, partition=0)])
+    run_pipeline(io.pipeline, io)
+    assert output_rows(io, "result", "id", "item") == [
+        (1, "pen"), (2, "ink"), (3, "cap"), (4, "pad")]
+
+
+STREAM_STREAM = """
+CREATE STREAM orders (id INT, item STRING, ts TIMESTAMP) WITH ({orders}, timestamp='ts');
+CREATE STREAM payments (id INT, amount INT, ts TIMESTAMP) WITH ({payments}, timestamp='ts');
+CREATE STREAM {out} AS SELECT o.id, o.item, p.amount
+FROM orders o LEFT JOIN payments p WITHIN 1 MINUTE ON p.id = o.id;
+"""
+
+ORDERS_SS = [{"id": 1, "item": "pen", "ts": ts(0)}, {"id": 2, "item": "ink", "ts": ts(10)},
+             {"id": 3, "item": "cap", "ts": ts(20)}]
+PAYMENTS_SS = [{"id": 1, "amount": 5, "ts": ts(30)}, {"id": 2, "amount": 7, "ts": ts(200)},
+               {"id": 4, "amount": 9, "ts": ts(300)}]
+
+
+def test_stream_stream_join_over_kafka_equals_delta(spark, warehouse, kafka) -> None:
+    orders, payments = topic("ss-orders", 2, kafka), topic("ss-payments", 2, kafka)
+    over_kafka = kafka_io(spark, warehouse, STREAM_STREAM.format(
+        orders=f"kafka_topic='{orders}', value_format='JSON'",
+        payments=f"kafka_topic='{payments}', value_format='JSON'", out="ss_k"), "ssk", kafka)
+    over_delta = make_io(spark, warehouse, STREAM_STREAM.format(
+        orders="location='orders'", payments="location='payments'", out="ss"), name="ssd")
+    for rows, name, source in ((ORDERS_SS, orders, "orders"),
+                               (PAYMENTS_SS, payments, "payments")):
+        produce(kafka, name, records(rows, key=None))
+        append(over_delta, source, rows)
+    run_pipeline(over_kafka.pipeline, over_kafka)
+    run_pipeline(over_delta.pipeline, over_delta)
+    delta_rows = output_rows(over_delta, "ss", "id", "item", "amount")
+    # Order 1 matched; orders 2 and 3 closed unmatched once payment 4 moved time past them.
+    assert delta_rows == [(1, "pen", 5), (2, "ink", None), (3, "cap", None)]
+    assert output_rows(over_kafka, "ss_k", "id", "item", "amount") == delta_rows
