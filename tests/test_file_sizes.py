@@ -1,4 +1,5 @@
-"""No source file over 600 lines (issue 14): small modules with one job."""
+"""No Python file over 600 lines (issue 14): small modules with one job; the
+tests and benchmarks too."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 LIMIT = 600
-PACKAGES = ("sql", "engine", "joins", "resources", "orchestration", "splice")
+PACKAGES = ("sql", "engine", "joins", "operators", "runtime", "resources", "orchestration",
+            "splice", "tests", "bench")
 
 # Files allowed over the limit for now, each with the issue that splits it.
 # Split by issue 14: none left on this branch (sql/dialect.py and
