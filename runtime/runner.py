@@ -17,11 +17,13 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
 
 from engine import definitions, fs
 from engine.claims import claim
@@ -191,6 +193,19 @@ def _stream(step: Step, io: StepIO, query: StepQuery, path: str,
             progress: RunProgress) -> None:
     """The step's query, from where its checkpoint stopped to what is there
     now, every micro-batch written through ``foreachBatch``."""
+    streaming = start_stream(step, io, query, path, progress)
+    try:
+        streaming.awaitTermination()
+    finally:
+        progress.finish(streaming)
+
+
+def start_stream(step: Step, io: StepIO, query: StepQuery, path: str, progress: RunProgress,
+                 trigger: dict[str, Any] | None = None) -> StreamingQuery:
+    """The step's query started on its checkpoint, every micro-batch written
+    through ``foreachBatch``: by default it stops once it has read what was
+    there when it started (``availableNow``); ``splice serve`` starts it
+    with a processing-time trigger instead, on the same checkpoint."""
     assert query.stream is not None
     spark = io.spark
     checkpoint = io.checkpoint(step)
@@ -214,15 +229,12 @@ def _stream(step: Step, io: StepIO, query: StepQuery, path: str,
 
     streaming = (query.stream.writeStream.outputMode(query.output_mode)
                  .foreachBatch(recorded(write, checkpoint))
-                 .trigger(availableNow=True)
+                 .trigger(**(trigger or {"availableNow": True}))
                  .option("checkpointLocation", checkpoint)
                  .queryName(query.name or f"{io.pipeline.name}:{step.id}")
                  .start())
     progress.query = streaming
-    try:
-        streaming.awaitTermination()
-    finally:
-        progress.finish(streaming)
+    return streaming
 
 
 def _create_output(step: Step, query: StepQuery, path: str, spark: SparkSession) -> None:

@@ -37,6 +37,14 @@ def main(argv: list[str] | None = None) -> int:
                    help="wait this long for a run of the same pipeline that holds its lock "
                         "(default 0: exit at once, naming the holder)")
 
+    p = sub.add_parser("serve", help="run every step continuously until SIGTERM or Ctrl-C")
+    p.add_argument("path")
+    _spark_flags(p)
+    p.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
+                   help="each step's trigger interval (default 1)")
+    p.add_argument("--report-every", type=float, default=10.0, metavar="SECONDS",
+                   help="how often to print each step's progress (default 10)")
+
     p = sub.add_parser("maintain", help="compact and vacuum the pipeline's own tables")
     p.add_argument("path")
     _spark_flags(p)
@@ -56,12 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pipeline", default="pipelines/demo")
 
     args = parser.parse_args(argv)
-    if args.command in ("run", "test", "demo"):
+    if args.command in ("run", "serve", "test", "demo"):
         from engine.errors import quiet_spark_error_logs
 
         quiet_spark_error_logs()
     handler = {"validate": _validate, "explain": _explain, "run": _run, "test": _test,
-               "demo": _demo, "maintain": _maintain}[args.command]
+               "demo": _demo, "maintain": _maintain, "serve": _serve}[args.command]
     try:
         return handler(args)
     except SqlErrors as err:
@@ -144,6 +152,21 @@ def _run(args: argparse.Namespace) -> int:
         print(f"splice: {err.args[0]}", file=sys.stderr)
         return 2
     return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from engine.definitions import DefinitionChanged
+    from engine.lock import LockBusy
+    from runtime.runner import StepFailed
+    from splice.compile import compile_path
+    from splice.serving import serve_and_report
+
+    pipeline = compile_path(args.path)
+    try:
+        return serve_and_report(pipeline, _settings(args), args.interval, args.report_every)
+    except (StepFailed, DefinitionChanged, LockBusy) as err:
+        print(f"\nsplice: {err}", file=sys.stderr)
+        return 1
 
 
 def _maintain(args: argparse.Namespace) -> int:

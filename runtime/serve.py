@@ -1,0 +1,194 @@
+"""Continuous mode (``splice serve``): every step of a pipeline as a
+long-running streaming query in this one Spark application.
+
+Each step runs the query ``splice run`` runs (the same executor, the same
+foreachBatch writer with Delta's idempotent marks, the same checkpoint),
+with a processing-time trigger instead of ``availableNow``. So a user can
+switch between the two modes either way: both continue from the step's
+checkpoint, and nothing is read twice or skipped.
+
+Serving starts with one ``run_steps`` pass, which catches up on what
+arrived while nothing ran and leaves every step's table in place (a query
+reading a table that does not exist yet cannot start). It holds the
+pipeline's lock throughout, so ``splice run`` and Dagster wait for it. A
+query that fails is reported (its root cause, as ``splice run`` reports
+it) and restarted after a back-off that doubles up to a limit; the others
+go on. ``stop`` (set by SIGTERM or Ctrl-C in the CLI) stops every query.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pyspark.errors import PySparkException
+from pyspark.sql.streaming import StreamingQuery
+
+from engine import definitions
+from engine.claims import claim
+from engine.errors import explain
+from engine.io import StepIO
+from engine.lock import pipeline_lock
+from engine.nodes import PhysicalNode
+from engine.progress import RunProgress
+from runtime.planner import planned
+from runtime.registry import bind, executor
+from runtime.runner import run_steps, start_stream
+from sql.plan import Pipeline
+
+
+@dataclass
+class ServedStep:
+    """One step's long-running query and what it has done so far."""
+
+    node: PhysicalNode
+    io: StepIO
+    query: StreamingQuery | None = None
+    progress: RunProgress = field(default_factory=RunProgress)
+    batches: int = 0
+    rows: int = 0
+    watermark: str = ""
+    failures: int = 0
+    last_error: str = ""
+    restart_at: float = 0.0
+    started: bool = False
+    last_seen: str = ""  # the timestamp of the last progress report counted
+
+    @property
+    def step_id(self) -> str:
+        return self.node.step.id
+
+    def absorb(self) -> None:
+        """Count the micro-batches the query reported since last time."""
+        if self.query is None:
+            return
+        for report in self.query.recentProgress:
+            stamp = f"{report.get('timestamp')}"  # ISO-8601 UTC: sorts as time does
+            if stamp <= self.last_seen:
+                continue
+            self.last_seen = stamp
+            rows = int(report.get("numInputRows") or 0)
+            if rows:
+                self.batches += 1
+                self.rows += rows
+            self.watermark = (report.get("eventTime") or {}).get("watermark", self.watermark)
+
+    def busy(self) -> bool:
+        """Whether the query's last micro-batch read rows (more may follow);
+        an idle trigger reads none."""
+        report = self.query.lastProgress if self.query is not None else None
+        return bool(report and int(report.get("numInputRows") or 0))
+
+    def line(self) -> str:
+        if not self.started:
+            return f"{self.step_id}: read in place"
+        state = ("restarting" if self.restart_at else "stopped" if self.query is None else
+                 "reading" if self.busy() else "caught up")
+        text = (f"{self.step_id}: {self.rows} rows in {self.batches} micro-batches, "
+                f"{state}")
+        if self.watermark:
+            text += f", watermark {self.watermark}"
+        if self.failures:
+            text += f", {self.failures} failures (last: {self.last_error})"
+        return text
+
+
+@dataclass
+class ServeOptions:
+    """How ``serve`` runs: the trigger interval, how often it reports, the
+    back-off after a failure (doubling from ``backoff_s`` up to
+    ``max_backoff_s``)."""
+
+    interval_s: float = 1.0
+    report_every_s: float = 10.0
+    backoff_s: float = 2.0
+    max_backoff_s: float = 60.0
+    poll_s: float = 0.5
+
+
+def serve(pipeline: Pipeline, io: StepIO, stop: threading.Event,
+          on_report: Callable[[list[str]], None] | None = None,
+          options: ServeOptions | None = None,
+          on_started: Callable[[], None] | None = None,
+          wait: float | None = 0) -> list[ServedStep]:
+    """Serve ``pipeline`` until ``stop`` is set; the served steps, as they
+    ended (what each did). ``wait``: how long to wait for a run that holds
+    the pipeline's lock (0: refuse at once, naming it; None: as long as it
+    takes)."""
+    options = options or ServeOptions()
+    claim(pipeline, io)
+    with pipeline_lock(io.warehouse, pipeline.name, wait=wait):
+        run_steps(pipeline, io)  # catch up; every step's table exists after it
+        plan = planned(pipeline)
+        bound = bind(io, plan)
+        served = [ServedStep(node=plan.node(s.id), io=replace(bound, spark=io.spark.newSession()))
+                  for s in plan.steps if s.id not in plan.explain]
+        trigger = {"processingTime": f"{options.interval_s} seconds"}
+        try:
+            for step in served:
+                _start(step, trigger)
+            if on_started:
+                on_started()
+            _watch(served, stop, trigger, options, on_report)
+        finally:
+            for step in served:
+                _stop(step)
+    return served
+
+
+def _start(step: ServedStep, trigger: dict[str, Any]) -> None:
+    node, io = step.node, step.io
+    query = executor(node).query(node, io)
+    if query.stream is None:  # nothing to stream (a Delta source read in place)
+        return
+    definitions.record(io, node.step)
+    step.progress = RunProgress()
+    step.started = True
+    step.query = start_stream(node.step, io, query, io.table_path(node.step), step.progress,
+                              trigger)
+
+
+def _stop(step: ServedStep) -> None:
+    if step.query is not None:
+        step.absorb()
+        step.query.stop()
+        step.progress.finish(step.query)
+        step.query = None
+
+
+def _watch(served: list[ServedStep], stop: threading.Event, trigger: dict[str, Any],
+           options: ServeOptions, on_report: Callable[[list[str]], None] | None) -> None:
+    next_report = time.monotonic() + options.report_every_s
+    while not stop.wait(options.poll_s):
+        now = time.monotonic()
+        for step in served:
+            if step.query is not None and not step.query.isActive:
+                _failed(step, options, now)
+            elif step.query is None and step.restart_at and now >= step.restart_at:
+                step.restart_at = 0.0
+                _start(step, trigger)
+        if on_report and now >= next_report:
+            for step in served:
+                step.absorb()
+            on_report([step.line() for step in served])
+            next_report = now + options.report_every_s
+
+
+def _failed(step: ServedStep, options: ServeOptions, now: float) -> None:
+    """A query that stopped by itself failed: say why, and restart it later."""
+    query = step.query
+    assert query is not None
+    step.absorb()
+    error = query.exception()
+    step.progress.finish(query)
+    step.query = None
+    step.failures += 1
+    if error is not None and isinstance(error, PySparkException):
+        step.last_error = explain(step.node.step, step.io, error).summary
+    else:
+        step.last_error = str(error) if error is not None else "the query stopped"
+    delay = min(options.max_backoff_s, options.backoff_s * 2 ** (step.failures - 1))
+    step.restart_at = now + delay

@@ -1,0 +1,121 @@
+"""Continuous mode: ``serve`` gives the rows ``run`` gives, on the same
+checkpoints, switching between the two modes either way."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from resources.warehouse import WarehouseResource
+from runtime.runner import run_pipeline
+from runtime.serve import ServeOptions, serve
+from tests.conftest import ROOT
+from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
+
+pytestmark = pytest.mark.spark
+
+ROUNDS = [
+    ([{"id": 1, "name": "John"}, {"id": 2, "name": "Frank"}],
+     [{"id": 1, "customer_id": 1, "item": "Computer"},
+      {"id": 2, "customer_id": 3, "item": "Keyboard"}]),
+    ([{"id": 3, "name": "Ann"}],
+     [{"id": 3, "customer_id": 3, "item": "Mouse"}, {"id": 4, "customer_id": 2, "item": "Pen"}]),
+    ([], [{"id": 5, "customer_id": 1, "item": "Desk"}]),
+]
+EXPECTED = [("Ann", "Mouse"), ("Frank", "Pen"), ("John", "Computer"), ("John", "Desk"),
+            (None, "Keyboard")]
+
+
+def _add(io, n: int) -> None:
+    customers, orders = ROUNDS[n]
+    if customers:
+        append(io, "customers", customers)
+    append(io, "orders", orders)
+
+
+def _until(predicate, seconds: float = 180.0, seen=lambda: "") -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, f"serve did not get there in time: {seen()}"
+        time.sleep(0.5)
+
+
+def test_serve_and_run_give_the_same_rows_switching_either_way(spark, tmp_path) -> None:
+    """Warehouse A only runs; warehouse B runs, then serves (round 2 arrives
+    while it serves), then runs again: both end with the same rows, each
+    exactly once, and serve reported its progress."""
+    ran = make_io(spark, WarehouseResource(root=str(tmp_path / "a")), LENSES_LEFT, name="mode")
+    both = make_io(spark, WarehouseResource(root=str(tmp_path / "b")), LENSES_LEFT, name="mode")
+    for n in range(3):
+        _add(ran, n)
+        run_pipeline(ran.pipeline, ran)
+
+    _add(both, 0)
+    run_pipeline(both.pipeline, both)
+    stop, started, reports = threading.Event(), threading.Event(), []
+    worker = threading.Thread(target=lambda: reports.append(serve(
+        both.pipeline, both, stop, on_report=reports.append, on_started=started.set,
+        options=ServeOptions(interval_s=0.5, report_every_s=2.0))))
+    worker.start()
+    try:
+        assert started.wait(300), "serve did not start"
+        _add(both, 1)
+        _until(lambda: len(output_rows(both, "result", "name", "item")) == 4)
+        # a report after the rows arrived: the two new orders, caught up
+        _until(lambda: any("result: 2 rows in 1 micro-batches, caught up" in line
+                           for line in reports[-1]), seen=lambda: reports[-1])
+    finally:
+        stop.set()
+        worker.join(120)
+    assert not worker.is_alive(), "serve did not stop"
+    served = reports[-1]
+    assert {s.step_id: s.failures for s in served} == {s.step_id: 0 for s in served}
+    assert "customers: read in place" in reports[-2]
+
+    _add(both, 2)
+    run_pipeline(both.pipeline, both)
+    assert output_rows(both, "result", "name", "item") == EXPECTED
+    assert output_rows(ran, "result", "name", "item") == EXPECTED
+
+
+def test_splice_serve_stops_cleanly_on_sigterm(spark, tmp_path) -> None:
+    """The CLI: `splice serve` serves the rows written while it runs, prints
+    each step's progress, and on SIGTERM stops every query and exits 0; a
+    `splice run` after it finds nothing left to do."""
+    folder = tmp_path / "pipeline"
+    folder.mkdir()
+    (folder / "p.sql").write_text(LENSES_LEFT)
+    io = make_io(spark, WarehouseResource(root=str(tmp_path / "wh")), LENSES_LEFT, name="pipeline")
+    _add(io, 0)
+    env = {**os.environ, "SPLICE_DRIVER_MEMORY": "1g"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "splice.cli", "serve", str(folder), "--warehouse",
+         io.warehouse.root, "--interval", "0.5", "--report-every", "2"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")))
+    reader.start()
+    try:
+        _until(lambda: any(line.startswith("serving 'pipeline'") for line in lines), 300,
+               seen=lambda: "".join(lines[-20:]))
+        _add(io, 1)
+        _until(lambda: len(output_rows(io, "result", "name", "item")) == 4,
+               seen=lambda: "".join(lines[-20:]))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(120)
+        reader.join(10)
+    text = "".join(lines)
+    assert code == 0, text[-3000:]
+    assert "SIGTERM: stopping every query" in text
+    # round 0 was read by the catch-up run serving starts with; round 1 while serving
+    assert "result: 2 rows in 1 micro-batches, stopped" in text
+    assert output_rows(io, "result", "name", "item") == [
+        ("Ann", "Mouse"), ("Frank", "Pen"), ("John", "Computer"), (None, "Keyboard")]
