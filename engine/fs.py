@@ -9,6 +9,11 @@ client has no JVM at all. Hadoop's ``s3a://`` scheme is read as S3 (s3fs);
 a scheme with no fsspec implementation installed is a
 :class:`FileSystemUnavailable` that names the package to install.
 
+An ``s3a://`` URI gets the endpoint and credentials Spark's S3A gets, from
+the same settings (engine/storage.py): those of the session the process
+started (:func:`configure_files`), else those of the environment and the
+settings file, read anew each time (a Dagster sensor starts no session).
+
 Each function still takes the Spark session first, as the callers pass it;
 it is not used.
 """
@@ -26,6 +31,9 @@ from typing import Any
 import fsspec
 from fsspec import AbstractFileSystem
 
+from engine.settings import SpliceSettings
+from engine.storage import fsspec_options
+
 # Hadoop's names for file systems that fsspec knows by another name.
 _SCHEMES = {"s3a": "s3", "s3n": "s3"}
 # The package that provides a scheme's fsspec implementation.
@@ -33,8 +41,27 @@ _PACKAGES = {"s3": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "abfs": "adlfs", "abfs
              "az": "adlfs", "hdfs": "pyarrow (with libhdfs)"}
 
 
+# s3fs's options of the settings the process's session was started with.
+_s3_options: dict[str, Any] | None = None
+
+
 class FileSystemUnavailable(RuntimeError):
     """No file system for a URI's scheme is installed."""
+
+
+def configure_files(settings: SpliceSettings | None) -> None:
+    """Use ``settings``' storage settings for every later S3 URI (None: read
+    them from the environment and the settings file each time)."""
+    global _s3_options
+    _s3_options = None if settings is None else fsspec_options(settings.storage_conf())
+
+
+def _options(scheme: str) -> dict[str, Any]:
+    if scheme != "s3":
+        return {}
+    if _s3_options is not None:
+        return dict(_s3_options)
+    return fsspec_options(SpliceSettings.from_env().storage_conf())
 
 
 def local_path(path: str) -> str | None:
@@ -50,7 +77,7 @@ def resolve(uri: str) -> tuple[AbstractFileSystem, str]:
     given, sep, rest = uri.partition("://")
     scheme = _SCHEMES.get(given, given) if sep else "file"
     try:
-        return fsspec.core.url_to_fs(f"{scheme}://{rest}" if sep else uri)
+        return fsspec.core.url_to_fs(f"{scheme}://{rest}" if sep else uri, **_options(scheme))
     except (ImportError, ValueError) as err:
         package = _PACKAGES.get(scheme, f"the fsspec implementation of '{scheme}://'")
         raise FileSystemUnavailable(

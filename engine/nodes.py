@@ -101,8 +101,14 @@ class PhysicalPlan(Pipeline):
         return self.nodes[step_id]
 
     def packages(self) -> tuple[str, ...]:
-        """The Spark connectors the plan's steps need, beyond Delta."""
-        return tuple(dict.fromkeys(p for n in self.nodes.values() for p in n.packages))
+        """The Spark connectors the plan's steps need, beyond Delta (and the
+        storage's, for a source on ``s3a://``)."""
+        from engine.storage import storage_packages
+
+        storage = storage_packages(s.location for s in self.sources.values()
+                                   if s.location)
+        return tuple(dict.fromkeys([*(p for n in self.nodes.values() for p in n.packages),
+                                    *storage]))
 
     def read_in_order(self, step_id: str) -> bool:
         """Whether a step downstream depends on the arrival order of

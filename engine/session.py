@@ -23,7 +23,9 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from engine.settings import SettingsError, SpliceSettings
+from engine.fs import configure_files
+from engine.settings import ENV, SettingsError, SpliceSettings
+from engine.storage import check_storage, storage_packages
 
 _lock = threading.Lock()
 
@@ -85,7 +87,7 @@ def base_conf(settings: SpliceSettings) -> dict[str, str]:
 
 def spark_conf(settings: SpliceSettings) -> dict[str, str]:
     """Every Spark setting the session is built with (packages aside)."""
-    return {**base_conf(settings), **settings.conf}
+    return {**base_conf(settings), **settings.storage_conf()}
 
 
 def is_launch_only(key: str) -> bool:
@@ -135,8 +137,13 @@ def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (l
         for key, value in conf.items():
             builder = builder.config(key, value)
         if not _remote_server(settings):
-            builder = configure_spark_with_delta_pip(builder,
-                                                     extra_packages=list(settings.packages))
+            # Asked before the JVM starts: a wrong endpoint, missing keys or
+            # bucket is then one message, not a stack trace from a step.
+            check_storage(settings.warehouse, settings.storage_conf(),
+                          f"the warehouse (--warehouse, {ENV['warehouse']})")
+            packages = [*settings.packages, *storage_packages([settings.warehouse])]
+            builder = configure_spark_with_delta_pip(
+                builder, extra_packages=list(dict.fromkeys(packages)))
         with _jvm_output_to(settings.spark_log):
             try:
                 spark = builder.getOrCreate()
@@ -149,6 +156,7 @@ def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (l
                     "pip install 'pyspark[connect]==4.2.0'") from None
         if not is_connect(spark):
             spark.sparkContext.setLogLevel("ERROR")
+        configure_files(settings)
         return spark
 
 

@@ -4,9 +4,16 @@ Dagster resources (resources/spark.py, resources/warehouse.py) wrap them.
 
 Precedence, for every setting: an explicit value (a CLI flag, a resource's
 field, a keyword argument of :meth:`SpliceSettings.from_env`) wins over the
-environment variable, which wins over the default. The two collections
-merge instead of replacing: ``conf`` key by key (the explicit value wins for
-a key both name), ``packages`` as a union (environment's first). Delta's own
+environment variable, which wins over the project's settings file, which
+wins over the default. The two collections merge instead of replacing:
+``conf`` key by key (the higher one wins for a key both name), ``packages``
+as a union (the settings file's first, then the environment's).
+
+The settings file is ``splice.yaml`` in the current directory (or the
+folder given as ``project_dir``): a mapping of the setting names below to
+values (``packages`` a list, ``conf`` a mapping). Without a splice.yaml, a
+``[tool.splice]`` table in the same folder's pyproject.toml is read the same
+way. An unknown name in it is an error that names it. Delta's own
 Maven coordinate is always added by engine/session.py, never replaced.
 
 ==========================  =====================  ==============================
@@ -21,6 +28,7 @@ setting                     environment variable   default
 ``conf``                    SPLICE_SPARK_CONF      none (a JSON object)
 ``spark_log``               SPLICE_SPARK_LOG       ``<temp dir>/splice-spark.log``
 ``kafka_bootstrap``         SPLICE_KAFKA_BOOTSTRAP none (``host:port,...``)
+``s3_endpoint``             SPLICE_S3_ENDPOINT     none (AWS); an S3 server's URL
 ==========================  =====================  ==============================
 
 ``kafka_bootstrap`` is the Kafka brokers a source on a topic reads when its
@@ -52,7 +60,9 @@ ENV = {
     "conf": "SPLICE_SPARK_CONF",
     "spark_log": "SPLICE_SPARK_LOG",
     "kafka_bootstrap": "SPLICE_KAFKA_BOOTSTRAP",
+    "s3_endpoint": "SPLICE_S3_ENDPOINT",
 }
+SETTINGS_FILE = "splice.yaml"
 
 
 class SettingsError(ValueError):
@@ -144,19 +154,26 @@ class SpliceSettings(BaseModel):
     kafka_bootstrap: str | None = Field(
         default=None, description="Kafka brokers (host:port,...) of topic sources whose "
                                   "statement names none")
+    s3_endpoint: str | None = Field(
+        default=None, description="an S3-compatible server's URL: Spark's "
+                                  "fs.s3a.endpoint (path-style) and fsspec's endpoint")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None,
+                 project_dir: str | os.PathLike[str] | None = None,
                  **explicit: Any) -> SpliceSettings:
         """The settings: ``explicit`` values (None means "not given") over the
-        ``SPLICE_*`` environment variables over the defaults."""
+        ``SPLICE_*`` environment variables over the settings file of
+        ``project_dir`` (default: the current directory) over the defaults."""
         env = os.environ if environ is None else environ
         unknown = set(explicit) - set(cls.model_fields)
         if unknown:
             raise TypeError(f"unknown settings: {', '.join(sorted(unknown))}")
-        values: dict[str, Any] = {}
+        values = read_settings_file(project_dir)
+        file_conf = values.pop("conf", {})
+        file_packages = values.pop("packages", [])
         for name in ("warehouse", "master", "connect_url", "driver_memory", "spark_log",
-                     "kafka_bootstrap"):
+                     "kafka_bootstrap", "s3_endpoint"):
             text = env.get(ENV[name], "").strip()
             if text:
                 values[name] = text
@@ -164,8 +181,9 @@ class SpliceSettings(BaseModel):
         if partitions:
             values["shuffle_partitions"] = _positive_int(ENV["shuffle_partitions"], partitions)
         given = {k: v for k, v in explicit.items() if v is not None}
-        conf = {**parse_conf(env.get(ENV["conf"], "")), **dict(given.pop("conf", {}))}
-        packages = [*parse_packages(env.get(ENV["packages"], "")),
+        conf = {**file_conf, **parse_conf(env.get(ENV["conf"], "")),
+                **dict(given.pop("conf", {}))}
+        packages = [*file_packages, *parse_packages(env.get(ENV["packages"], "")),
                     *given.pop("packages", ())]
         # A spark.jars.packages in conf would replace Delta's coordinate:
         # its coordinates join the packages instead.
@@ -179,12 +197,68 @@ class SpliceSettings(BaseModel):
         merged = tuple(dict.fromkeys([*self.packages, *packages]))
         return self if merged == self.packages else self.model_copy(update={"packages": merged})
 
+    def storage_conf(self) -> dict[str, str]:
+        """The Spark settings of the storage: ``s3_endpoint``'s shorthand,
+        under ``conf`` (which wins)."""
+        from engine.storage import s3a_conf
+
+        return {**s3a_conf(self.s3_endpoint), **self.conf}
+
     def warehouse_layout(self) -> Warehouse:
         return Warehouse(root=self.warehouse)
 
     def describe_spark(self) -> str:
         """What the CLI prints when it starts Spark."""
         return f"Spark Connect {self.connect_url}" if self.connect_url else self.master
+
+
+def read_settings_file(project_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The settings in ``project_dir``'s splice.yaml, else its pyproject.toml's
+    ``[tool.splice]``, else none; ``packages`` a list, ``conf`` a dict."""
+    folder = os.fspath(project_dir) if project_dir is not None else os.getcwd()
+    path = os.path.join(folder, SETTINGS_FILE)
+    if os.path.isfile(path):
+        import yaml
+
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = yaml.safe_load(fh) or {}
+        except yaml.YAMLError as err:
+            raise SettingsError(f"{path} is not valid YAML: {err}") from None
+    else:
+        path = os.path.join(folder, "pyproject.toml")
+        if not os.path.isfile(path):
+            return {}
+        import tomllib
+
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh).get("tool", {}).get("splice", {})
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path} must be a mapping of setting: value")
+    known = set(ENV) | {"app_name"}
+    unknown = sorted(set(map(str, data)) - known)
+    if unknown:
+        raise SettingsError(f"{path}: unknown setting(s) {', '.join(unknown)}; the settings "
+                            f"are {', '.join(sorted(known))}")
+    values = {k: v for k, v in data.items() if v is not None}
+    conf = values.get("conf", {})
+    if not isinstance(conf, dict):
+        raise SettingsError(f"{path}: conf must be a mapping of Spark setting: value")
+    values["conf"] = {str(k): _conf_value(v) for k, v in conf.items()}
+    packages = values.get("packages", [])
+    if isinstance(packages, str):
+        packages = parse_packages(packages)
+    values["packages"] = [str(p) for p in packages]
+    if "shuffle_partitions" in values:
+        values["shuffle_partitions"] = _positive_int(f"{path}: shuffle_partitions",
+                                                     str(values["shuffle_partitions"]))
+    return {k: (v if k in ("conf", "packages", "shuffle_partitions") else str(v))
+            for k, v in values.items()}
+
+
+def _conf_value(value: Any) -> str:
+    """A Spark setting's text (YAML's true is Spark's "true")."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _positive_int(variable: str, text: str) -> int:

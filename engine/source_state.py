@@ -3,24 +3,34 @@ newest Delta commit of a Delta source, the files of a folder source.
 
 The Dagster sensor compares these markers between ticks to see new data,
 and observable source assets use them as data versions. They go through
-engine/fs.py, so they read the same storage the engine writes.
+engine/fs.py (the OS for a local path, fsspec for a URI such as
+``s3a://``), so they read the same storage the engine writes. A source
+that is not there yet has an empty marker; storage that cannot be read is
+:class:`SourceStateUnreadable`, never a marker that silently stops changing.
 """
 
 from __future__ import annotations
 
-import os
-
+from engine import fs
 from engine.settings import Warehouse
 from sql.plan import SourceStep
 
 
+class SourceStateUnreadable(RuntimeError):
+    """A source's storage could not be listed; the message says which and why."""
+
+
 def source_marker(warehouse: Warehouse, source: SourceStep) -> str:
     """A string that changes whenever ``source`` gets new data."""
-    path = warehouse.source_path(source.location).removeprefix("file:")
-    if source.format == "delta":
-        log = os.path.join(path, "_delta_log")
-        commits = sorted(f for f in os.listdir(log) if f.endswith(".json")) \
-            if os.path.isdir(log) else []
-        return commits[-1] if commits else ""
-    files = sorted(os.listdir(path)) if os.path.isdir(path) else []
+    path = warehouse.source_path(source.location)
+    try:
+        if source.format == "delta":
+            commits = [f for f in fs.list_names(None, f"{path.rstrip('/')}/_delta_log")
+                       if f.endswith(".json")]
+            return commits[-1] if commits else ""
+        files = fs.list_names(None, path)
+    except Exception as err:  # any storage failure: the caller must hear of it
+        raise SourceStateUnreadable(
+            f"cannot read the state of source '{source.name}' at {path}: "
+            f"{type(err).__name__}: {err}") from err
     return f"{len(files)}:{files[-1] if files else ''}"

@@ -12,7 +12,7 @@ from dagster import (
     sensor,
 )
 
-from orchestration.bridge import WarehouseResource, source_marker
+from orchestration.bridge import SourceStateUnreadable, WarehouseResource, source_marker
 from sql.plan import Pipeline
 
 
@@ -22,8 +22,13 @@ def pipeline_sensor(pipeline: Pipeline, job_name: str,
             default_status=DefaultSensorStatus.STOPPED,
             description=f"Runs '{pipeline.name}' when any of its sources has new data.")
     def _sensor(context: SensorEvaluationContext):
-        markers = {name: source_marker(warehouse, step)
-                   for name, step in pipeline.sources.items()}
+        try:
+            markers = {name: source_marker(warehouse, step)
+                       for name, step in pipeline.sources.items()}
+        except SourceStateUnreadable as err:
+            # Never a silent sensor: the tick shows the reason, the log has it.
+            context.log.error(str(err))
+            return SkipReason(f"source state unreadable: {err}")
         previous = json.loads(context.cursor) if context.cursor else {}
         if markers == previous:
             return SkipReason("no new source data")

@@ -283,14 +283,18 @@ def _test(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from runtime.planner import planned
     from splice.compile import compile_path
     from splice.demo import DemoRefused, show_outputs, write_demo_data
 
     pipeline = compile_path(args.pipeline)
     settings = _settings(args)
-    print(f"demo warehouse: {Path(settings.warehouse).resolve()} (written afresh)")
+    shown = settings.warehouse if "://" in settings.warehouse \
+        else Path(settings.warehouse).resolve()
+    print(f"demo warehouse: {shown} (written afresh)")
     try:
-        write_demo_data(pipeline, settings.warehouse)
+        write_demo_data(pipeline, settings.warehouse, settings.with_packages(
+            planned(pipeline).packages()))
     except DemoRefused as err:
         print(f"splice: {err}", file=sys.stderr)
         return 2

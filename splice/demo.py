@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,20 +21,24 @@ class DemoRefused(Exception):
     """The demo will not delete a folder that is not a Splice warehouse."""
 
 
-def write_demo_data(pipeline: Pipeline, warehouse: str) -> None:
+def write_demo_data(pipeline: Pipeline, warehouse: str, settings: Any = None) -> None:
     """Start the demo warehouse afresh and write its source data."""
+    from engine import fs
     from engine.io import StepIO
     from engine.session import start_session
-    from engine.settings import Warehouse
+    from engine.settings import SpliceSettings, Warehouse
     from splice.cases import append_rows
 
-    folder = Path(warehouse)
-    if folder.exists() and any(folder.iterdir()) and not (folder / "_splice").exists():
-        raise DemoRefused(f"{folder.resolve()} is not empty and is not a Splice warehouse; "
+    # The session first: on s3a:// it checks the bucket and sets up the file
+    # layer (engine/fs.py) with the storage's endpoint and credentials.
+    spark = start_session(settings or SpliceSettings.from_env(warehouse=warehouse))
+    root = warehouse if "://" in warehouse else str(Path(warehouse).resolve())
+    names = fs.list_names(spark, root)
+    if names and "_splice" not in names:
+        raise DemoRefused(f"{root} is not empty and is not a Splice warehouse; "
                           "the demo starts its warehouse afresh, so give it an empty or new "
                           "folder with --warehouse")
-    shutil.rmtree(folder, ignore_errors=True)
-    spark = start_session()
+    fs.remove_tree(spark, root)
     io = StepIO(spark=spark, warehouse=Warehouse(root=warehouse), pipeline=pipeline)
     sources = pipeline.sources
     append_rows(io, sources["customers"], CUSTOMERS)
