@@ -31,9 +31,10 @@ __all__ = ["ROOT", "PipelineLoadError", "build_definitions", "compile_all", "def
 
 def _default_definitions() -> Definitions:
     folder = Path(os.environ.get("SPLICE_PIPELINES", ROOT / "pipelines"))
-    warehouse = WarehouseResource(root=os.environ.get("SPLICE_WAREHOUSE",
-                                                      str(ROOT / "warehouse")))
-    spark = SparkResource(master=os.environ.get("SPLICE_SPARK_MASTER", "local[2]"))
+    # The same settings as the CLI's (environment over splice.yaml over the
+    # defaults); the warehouse defaults to the project's own folder.
+    warehouse = WarehouseResource.from_settings(default=str(ROOT / "warehouse"))
+    spark = SparkResource()
     return splice_definitions(folder, warehouse=warehouse, spark=spark)
 
 

@@ -19,7 +19,13 @@ from pathlib import Path
 from dagster import AssetsDefinition, Definitions, in_process_executor
 
 from orchestration.assets import build_assets
-from orchestration.bridge import SparkResource, WarehouseResource, compile_path
+from orchestration.bridge import (
+    SparkResource,
+    WarehouseResource,
+    compile_path,
+    discover,
+    pipeline_paths,
+)
 from orchestration.jobs import job_name, pipeline_job
 from orchestration.maintenance import maintenance_job
 from orchestration.schedules import pipeline_schedule
@@ -32,13 +38,6 @@ from sql.plan import Pipeline
 class PipelineLoadError(Exception):
     """A pipeline does not compile (the message lists every SQL error as
     file:line:col: rule; fix), or two pipelines clash."""
-
-
-def discover(folder: Path) -> list[Path]:
-    """The pipelines of a folder: its sub-folders holding .sql files, and
-    its own .sql files (one pipeline each)."""
-    return sorted(p for p in folder.iterdir()
-                  if (p.is_dir() and any(p.glob("*.sql"))) or p.suffix == ".sql")
 
 
 def compile_all(folder: Path) -> list[Pipeline]:
@@ -98,14 +97,6 @@ def build_definitions(pipelines: list[Pipeline], warehouse: WarehouseResource,
                        executor=in_process_executor)
 
 
-def _pipeline_paths(path: Path) -> list[Path]:
-    """A .sql file or a folder holding .sql files is one pipeline; any other
-    folder holds pipelines (its sub-folders and .sql files)."""
-    if path.is_file() or any(path.glob("*.sql")):
-        return [path]
-    return discover(path)
-
-
 def splice_definitions(path: str | os.PathLike[str], *,
                        translator: SpliceTranslator | None = None,
                        hide_internal_steps: bool = False,
@@ -125,8 +116,8 @@ def splice_definitions(path: str | os.PathLike[str], *,
     folder = Path(path)
     if not folder.exists():
         raise PipelineLoadError(f"{folder}: no such pipeline file or folder")
-    warehouse = warehouse or WarehouseResource(
-        root=os.environ.get("SPLICE_WAREHOUSE", "warehouse"))
-    spark = spark or SparkResource(master=os.environ.get("SPLICE_SPARK_MASTER", "local[2]"))
-    return build_definitions(_compile(_pipeline_paths(folder)), warehouse, spark,
+    # Unset: the CLI's settings (environment over splice.yaml over defaults).
+    warehouse = warehouse or WarehouseResource.from_settings()
+    spark = spark or SparkResource()
+    return build_definitions(_compile(pipeline_paths(folder)), warehouse, spark,
                              translator=translator, hide_internal_steps=hide_internal_steps)

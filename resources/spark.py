@@ -3,7 +3,8 @@ wrapper of engine/settings.py and engine/session.py (the CLI uses those
 directly, without Dagster).
 
 A field left unset takes its ``SPLICE_*`` environment variable, else the
-default (engine/settings.py has the table); a field that is set wins.
+project's settings file (splice.yaml), else the default (engine/settings.py
+has the table); a field that is set wins.
 """
 
 from __future__ import annotations
@@ -37,13 +38,18 @@ class SparkResource(ConfigurableResource):
     kafka_bootstrap: str | None = Field(default=None, description="Kafka brokers of topic "
                                         "sources whose statement names none (default "
                                         "SPLICE_KAFKA_BOOTSTRAP)")
+    s3_endpoint: str | None = Field(default=None, description="an S3-compatible server's URL "
+                                    "for s3a:// warehouses (default SPLICE_S3_ENDPOINT)")
+    spark_log: str | None = Field(default=None, description="where the JVM's console output "
+                                  "goes (default SPLICE_SPARK_LOG)")
 
     def settings(self) -> SpliceSettings:
         return SpliceSettings.from_env(
             master=self.master, connect_url=self.connect_url, app_name=self.app_name,
             driver_memory=self.driver_memory, shuffle_partitions=self.shuffle_partitions,
             packages=tuple(self.packages), conf=dict(self.conf),
-            kafka_bootstrap=self.kafka_bootstrap)
+            kafka_bootstrap=self.kafka_bootstrap, s3_endpoint=self.s3_endpoint,
+            spark_log=self.spark_log)
 
     def session(self, packages: tuple[str, ...] = ()):  # -> SparkSession (lazy: Spark is heavy)
         """The process's session; ``packages`` (a pipeline's connectors, such

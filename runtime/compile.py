@@ -111,5 +111,22 @@ def analyze_path(path: str | Path) -> Pipeline:
     return _with_origin(analyze_sources(*_read(path)), path)
 
 
+def discover(folder: Path) -> list[Path]:
+    """The pipelines of a folder: its sub-folders holding .sql files, and
+    its own .sql files (one pipeline each)."""
+    return sorted(p for p in folder.iterdir()
+                  if (p.is_dir() and any(p.glob("*.sql"))) or p.suffix == ".sql")
+
+
+def pipeline_paths(path: str | Path) -> list[Path]:
+    """A .sql file or a folder holding .sql files is one pipeline; any other
+    folder holds pipelines (its sub-folders and .sql files). The CLI and the
+    Dagster definitions find pipelines the same way."""
+    path = Path(path)
+    if path.is_file() or not path.is_dir() or any(path.glob("*.sql")):
+        return [path]
+    return discover(path)
+
+
 def _with_origin(pipeline: P, path: str | Path) -> P:
     return pipeline.model_copy(update={"origin": str(Path(path).resolve())})

@@ -18,13 +18,14 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("validate", help="parse and analyze; print every error")
-    p.add_argument("paths", nargs="+", help="a .sql file or a folder of them")
+    p.add_argument("paths", nargs="+", help="a pipeline (a .sql file or a folder of them), "
+                                            "or a folder of pipelines")
 
     p = sub.add_parser("explain", help="the steps, strategies and step graph")
-    p.add_argument("path")
+    p.add_argument("path", help="a pipeline, or a folder of pipelines")
 
     p = sub.add_parser("run", help="run every step once, incrementally, upstream first")
-    p.add_argument("path")
+    p.add_argument("path", help="a pipeline, or a folder of pipelines (run one after another)")
     _spark_flags(p)
     p.add_argument("--rebuild", action="append", default=[], metavar="STEP|all",
                    help="drop the checkpoint and table of STEP (or of every step: 'all') "
@@ -107,11 +108,23 @@ def _settings(args: argparse.Namespace):  # -> SpliceSettings
                                    connect_url=getattr(args, "connect", None))
 
 
+def _pipelines(path: str) -> list[str]:
+    """The pipelines ``path`` names: itself, or each pipeline of a folder of
+    pipelines (found as the Dagster definitions find them)."""
+    from splice.compile import pipeline_paths
+
+    found = [str(p) for p in pipeline_paths(path)]
+    if not found:
+        raise FileNotFoundError(f"no pipelines in {path} (a pipeline is a .sql file or a "
+                                "folder of them)")
+    return found
+
+
 def _validate(args: argparse.Namespace) -> int:
     from splice.compile import compile_path
 
     failed = False
-    for path in args.paths:
+    for path in [p for given in args.paths for p in _pipelines(given)]:
         try:
             pipeline = compile_path(path)
         except SqlErrors as err:
@@ -127,7 +140,11 @@ def _explain(args: argparse.Namespace) -> int:
     from splice.compile import analyze_path
     from splice.explain import explain_pipeline
 
-    print(explain_pipeline(analyze_path(args.path)))
+    paths = _pipelines(args.path)
+    for path in paths:
+        if len(paths) > 1:
+            print(f"== {path}")
+        print(explain_pipeline(analyze_path(path)))
     return 0
 
 
@@ -138,11 +155,15 @@ def _run(args: argparse.Namespace) -> int:
     from runtime.runner import StepFailed
     from splice.compile import compile_path
 
-    pipeline = compile_path(args.path)
+    paths = _pipelines(args.path)
+    pipelines = [compile_path(path) for path in paths]  # every SQL error before any run
     rebuild = [t.strip() for arg in args.rebuild for t in arg.split(",") if t.strip()]
     try:
-        run_and_report(pipeline, settings=_settings(args), rebuild=rebuild,
-                       parallel=args.parallel, wait=args.wait)
+        for path, pipeline in zip(paths, pipelines, strict=True):
+            if len(paths) > 1:
+                print(f"\n== pipeline '{pipeline.name}' ({path})", flush=True)
+            run_and_report(pipeline, settings=_settings(args), rebuild=rebuild,
+                           parallel=args.parallel, wait=args.wait)
     except (StepFailed, DefinitionChanged, LockBusy, MaintenanceFailed) as err:
         print(f"\nsplice: {err}", file=sys.stderr)
         if isinstance(err, StepFailed):

@@ -10,8 +10,11 @@ from runtime.compile import (
     compile_sources,
     compile_text,
     decode_sql,
+    discover,
     pipeline_name,
+    pipeline_paths,
 )
 
 __all__ = ["PipelineFiles", "analyze_path", "analyze_sources", "compile_path",
-           "compile_sources", "compile_text", "decode_sql", "pipeline_name"]
+           "compile_sources", "compile_text", "decode_sql", "discover", "pipeline_name",
+           "pipeline_paths"]
