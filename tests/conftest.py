@@ -30,6 +30,8 @@ TEST_SPARK_CONF = {
 }
 
 
+from tests.s3_server import HADOOP_AWS, s3_server  # noqa: E402, F401  (a fixture)
+
 KAFKA_PACKAGES = ("org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0",)
 
 
@@ -41,8 +43,13 @@ def spark(request: pytest.FixtureRequest):
     from engine.settings import SpliceSettings
 
     kafka = any(item.get_closest_marker("kafka") for item in request.session.items)
-    settings = SpliceSettings.from_env(conf=TEST_SPARK_CONF)
-    session = start_session(settings.with_packages(KAFKA_PACKAGES if kafka else ()))
+    # hadoop-aws and S3A's settings for moto's server, only when an ``s3``
+    # test is collected (the server starts first: S3A's endpoint is set at start).
+    s3 = any(item.get_closest_marker("s3") for item in request.session.items)
+    s3_conf = request.getfixturevalue("s3_server").spark_conf() if s3 else {}
+    settings = SpliceSettings.from_env(conf={**TEST_SPARK_CONF, **s3_conf})
+    packages = (*(KAFKA_PACKAGES if kafka else ()), *((HADOOP_AWS,) if s3 else ()))
+    session = start_session(settings.with_packages(packages))
     yield session
 
 

@@ -1,0 +1,156 @@
+"""A warehouse on S3 (moto's server on 127.0.0.1, tests/s3_server.py): the
+demo, a stream-stream and a table-table acceptance case, the sensor's
+markers, ``splice run`` in its own process, and the misconfiguration
+messages. ``pytest -m s3`` runs these alone."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from engine.settings import Warehouse
+from engine.source_state import SourceStateUnreadable, source_marker
+from splice.cases import load_case, run_case
+from splice.cli import main
+from splice.compile import compile_path
+from tests.conftest import CASES, ROOT
+from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
+
+pytestmark = pytest.mark.s3
+DEMO = ROOT / "pipelines" / "demo"
+
+
+def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith(("AWS_", "SPLICE_S3", "SPLICE_SPARK_CONF"))}
+    return subprocess.run([sys.executable, "-m", "splice.cli", *args], cwd=ROOT,
+                          env={**base, "AWS_EC2_METADATA_DISABLED": "true",
+                               "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+                               "AWS_CONFIG_FILE": "/nonexistent", **env},
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.spark
+def test_the_demo_writes_and_reads_an_s3_warehouse(spark, s3_server, capsys) -> None:
+    uri = s3_server.uri("demo")
+    assert main(["demo", "--warehouse", uri, "--pipeline", str(DEMO)]) == 0
+    out = capsys.readouterr().out
+    assert f"output orders_enriched (stream) at {uri}/orders_enriched: 3 rows" in out
+    assert f"output orders_matched (stream) at {uri}/orders_matched: 2 rows" in out
+    rows = sorted((r["name"], r["item"]) for r in
+                   spark.read.format("delta").load(f"{uri}/orders_matched").collect())
+    assert rows == [("John", "Computer"), ("John", "Mouse")]
+    # Splice's own files went to S3 too: the owner claim and output claims.
+    from engine import fs
+
+    assert fs.list_names(spark, f"{uri}/_splice/output-claims") == [
+        "orders_enriched.json", "orders_matched.json"]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("case", ["lenses-stream-stream-within",
+                                  "ksqldb-table-table-pk-semantics"])
+def test_acceptance_cases_on_s3(case, spark, s3_server) -> None:
+    path = CASES / f"{case}.yaml"
+    result = run_case(load_case(path), str(path), spark,
+                      workdir=s3_server.uri("cases", case))
+    assert result.passed, result.render()
+
+
+@pytest.mark.spark
+def test_the_sensor_marker_changes_with_new_data_on_s3(spark, s3_server) -> None:
+    warehouse = Warehouse(root=s3_server.uri("sensor"))
+    io = make_io(spark, warehouse, LENSES_LEFT, name="sensed")
+    orders = io.pipeline.sources["orders"]
+    assert source_marker(warehouse, orders) == ""
+    append(io, "orders", [{"id": 1, "customer_id": 1, "item": "Computer"}])
+    first = source_marker(warehouse, orders)
+    assert first == "00000000000000000000.json"
+    append(io, "orders", [{"id": 2, "customer_id": 1, "item": "Mouse"}])
+    assert source_marker(warehouse, orders) == "00000000000000000001.json"
+
+
+def test_an_unreadable_source_state_is_an_error_and_the_sensor_says_so(s3_server,
+                                                                       monkeypatch) -> None:
+    from dagster import SkipReason, build_sensor_context
+
+    from orchestration.sensors import pipeline_sensor
+    from resources.warehouse import WarehouseResource
+
+    monkeypatch.setenv("SPLICE_S3_ENDPOINT", "http://127.0.0.1:9")  # nothing listens
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    from engine.fs import configure_files
+
+    configure_files(None)  # read the environment, as a sensor process does
+    pipeline = compile_path(DEMO)
+    warehouse = WarehouseResource(root=s3_server.uri("unreachable"))
+    with pytest.raises(SourceStateUnreadable, match="cannot read the state of source "
+                                                    "'customers' at s3a://splice-test/"):
+        source_marker(warehouse, pipeline.sources["customers"])
+    sensor = pipeline_sensor(pipeline, "demo_job", warehouse)
+    result = sensor(build_sensor_context())
+    assert isinstance(result, SkipReason)
+    assert result.skip_message.startswith("source state unreadable: cannot read the state")
+
+
+@pytest.mark.spark
+def test_splice_run_on_an_s3_warehouse_in_its_own_process(spark, s3_server, tmp_path) -> None:
+    uri = s3_server.uri("cli")
+    io = make_io(spark, Warehouse(root=uri), LENSES_LEFT, name="lenses")
+    append(io, "customers", [{"id": 1, "name": "John"}])
+    append(io, "orders", [{"id": 1, "customer_id": 1, "item": "Computer"},
+                          {"id": 3, "customer_id": 3, "item": "Keyboard"}])
+    pipeline = tmp_path / "lenses.sql"
+    pipeline.write_text(LENSES_LEFT)
+    done = _cli(["run", str(pipeline), "--warehouse", uri],
+                {**s3_server.env(), "SPLICE_DRIVER_MEMORY": "1g"})
+    assert done.returncode == 0, done.stderr
+    assert "starting Spark" in done.stdout
+    assert output_rows(io, "result", "name", "item") == [("John", "Computer"),
+                                                          (None, "Keyboard")]
+
+
+def test_a_missing_bucket_is_one_message_naming_the_setting(s3_server) -> None:
+    done = _cli(["run", str(DEMO), "--warehouse", "s3a://no-such-bucket/wh"], s3_server.env())
+    assert done.returncode == 2
+    assert done.stderr == (
+        "splice: the warehouse (--warehouse, SPLICE_WAREHOUSE) is s3a://no-such-bucket/wh, but "
+        f"the bucket 'no-such-bucket' does not exist at the S3 endpoint {s3_server.endpoint}: "
+        "create the bucket, or fix the warehouse (--warehouse, SPLICE_WAREHOUSE)\n")
+
+
+def test_no_credentials_and_no_endpoint_is_one_message_naming_both(s3_server) -> None:
+    done = _cli(["run", str(DEMO), "--warehouse", s3_server.uri("wh")], {})
+    assert done.returncode == 2
+    assert done.stderr == (
+        "splice: the warehouse (--warehouse, SPLICE_WAREHOUSE) is s3a://splice-test/wh, but "
+        "there are no S3 credentials for AWS S3 (no endpoint is set): set "
+        "spark.hadoop.fs.s3a.access.key and spark.hadoop.fs.s3a.secret.key in "
+        "SPLICE_SPARK_CONF (or conf: in splice.yaml), or AWS_ACCESS_KEY_ID and "
+        "AWS_SECRET_ACCESS_KEY; for an S3-compatible server, also set SPLICE_S3_ENDPOINT "
+        "(or s3_endpoint in splice.yaml, or spark.hadoop.fs.s3a.endpoint in "
+        "SPLICE_SPARK_CONF) to your S3 server's URL\n")
+
+
+def test_a_settings_file_gives_the_endpoint_and_credentials(s3_server, tmp_path) -> None:
+    """splice.yaml in the current directory, nothing in the environment: the
+    bucket check passes and the missing bucket is named against its endpoint."""
+    (tmp_path / "splice.yaml").write_text(
+        f"s3_endpoint: {s3_server.endpoint}\n"
+        "conf:\n  spark.hadoop.fs.s3a.access.key: testing\n"
+        "  spark.hadoop.fs.s3a.secret.key: testing\n")
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "SPLICE_S3"))}
+    done = subprocess.run([sys.executable, "-m", "splice.cli", "run", str(DEMO),
+                           "--warehouse", "s3a://absent/wh"], cwd=tmp_path,
+                          env={**base, "PYTHONPATH": str(ROOT),
+                               "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert f"'absent' does not exist at the S3 endpoint {s3_server.endpoint}" in done.stderr
+
+
