@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine import fs
 from sql.errors import SqlErrors
 from sql.plan import Kind, Pipeline, SourceStep
 
@@ -193,12 +194,15 @@ def append_rows(io: Any, step: SourceStep, rows: list[dict[str, Any]]) -> None:
         # Written under a name Spark's file source ignores, then renamed into
         # place: a reader sees the file whole or not at all. The name sorts by
         # time, so files of the same modification time keep their order.
-        folder = path.removeprefix("file:")
-        os.makedirs(folder, exist_ok=True)
         name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.json"
+        text = "".join(json.dumps(row, default=str) + "\n" for row in rows)
+        folder = fs.local_path(path)
+        if folder is None:  # an object store's put is whole or nothing already
+            fs.write_text(io.spark, f"{path.rstrip('/')}/{name}", text)
+            return
+        os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, f"_{name}.tmp"), "w") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, default=str) + "\n")
+            fh.write(text)
         os.replace(os.path.join(folder, f"_{name}.tmp"), os.path.join(folder, name))
         return
     from operators.sources import declared_schema

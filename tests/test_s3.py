@@ -84,9 +84,10 @@ def test_an_unreadable_source_state_is_an_error_and_the_sensor_says_so(s3_server
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
-    from engine.fs import configure_files
+    from engine import fs
 
-    configure_files(None)  # read the environment, as a sensor process does
+    # Read the environment, as a sensor process does (restored afterwards).
+    monkeypatch.setattr(fs, "_s3_options", None)
     pipeline = compile_path(DEMO)
     warehouse = WarehouseResource(root=s3_server.uri("unreachable"))
     with pytest.raises(SourceStateUnreadable, match="cannot read the state of source "
@@ -154,3 +155,17 @@ def test_a_settings_file_gives_the_endpoint_and_credentials(s3_server, tmp_path)
     assert f"'absent' does not exist at the S3 endpoint {s3_server.endpoint}" in done.stderr
 
 
+
+
+def test_create_if_absent_is_exclusive_on_s3(s3_server) -> None:
+    """Leases and claims rely on it (docs/DECISIONS.md, Object storage)."""
+    from engine import fs
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fs, "_s3_options", None)  # the environment's settings, restored after
+        for k, v in s3_server.env().items():
+            mp.setenv(k, v)
+        path = s3_server.uri("lease-test", "1.json")
+        assert fs.create_text(None, path, "first") is True
+        assert fs.create_text(None, path, "second") is False
+        assert fs.read_text(None, path) == "first"
