@@ -97,10 +97,9 @@ def check_storage(location: str, conf: Mapping[str, str], setting: str) -> None:
                     f"{S3A}endpoint in SPLICE_SPARK_CONF) to your S3 server's URL")
     fix_keys = (f"set {S3A}access.key and {S3A}secret.key in SPLICE_SPARK_CONF (or conf: in "
                 "splice.yaml), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
-    fs = s3fs.S3FileSystem(skip_instance_cache=True, **options,
-                           config_kwargs={**options.get("config_kwargs", {}),
-                                          "connect_timeout": 5, "read_timeout": 10,
-                                          "retries": {"max_attempts": 1}})
+    config = {**options.pop("config_kwargs", {}), "connect_timeout": 5, "read_timeout": 10,
+              "retries": {"max_attempts": 1}}
+    fs = s3fs.S3FileSystem(skip_instance_cache=True, config_kwargs=config, **options)
     try:
         fs.ls(bucket)
     except FileNotFoundError:
