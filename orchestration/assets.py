@@ -40,7 +40,7 @@ from orchestration.bridge import (
     run_step,
 )
 from orchestration.layout import AssetShape, asset_shapes, hidden_steps
-from orchestration.translator import SpliceTranslator, safe_name
+from orchestration.translator import SpliceTranslator, compiled_schema, safe_name
 from sql.plan import Pipeline, SourceStep, Step
 
 FILES_UNCHANGED = "files_unchanged_after_ingest"
@@ -121,6 +121,7 @@ def step_asset(pipeline: Pipeline, step: Step, translator: SpliceTranslator | No
         metadata["splice/runs_first"] = ", ".join(s.id for s in shape.runs_first)
     steps = (*shape.runs_first, step)
 
+
     @asset(
         key=key,
         check_specs=checks,
@@ -136,14 +137,20 @@ def step_asset(pipeline: Pipeline, step: Step, translator: SpliceTranslator | No
     )
     def _step(context: AssetExecutionContext, spark: SparkResource,
               warehouse: WarehouseResource) -> MaterializeResult:
-        io = StepIO(spark=spark.session(packages=planned(pipeline).packages()),
-                    warehouse=warehouse, pipeline=pipeline,
+        session = spark.session(packages=planned(pipeline).packages())
+        io = StepIO(spark=session, warehouse=warehouse, pipeline=pipeline,
                     kafka_bootstrap=spark.settings().kafka_bootstrap)
         *first, report = _run(steps, io, context, warehouse)
         metadata = dict(report.metadata())
         metadata["path"] = MetadataValue.path(report.path)
-        metadata["dagster/column_schema"] = TableSchema(
-            columns=[TableColumn(name=n, type=ty) for n, ty in report.schema])
+        metadata["dagster/uri"] = MetadataValue.path(report.path)
+        metadata["dagster/table_name"] = step.output or step.id
+        metadata["dagster/row_count"] = session.read.format("delta").load(report.path).count()
+        # A run that read nothing has no schema of its own to show: the
+        # compiled one, never an empty one (it would wipe the Columns panel).
+        metadata["dagster/column_schema"] = TableSchema(columns=[
+            TableColumn(name=n, type=ty) for n, ty in report.schema]) if report.schema \
+            else compiled_schema(step)
         if first:
             metadata["splice/rows_written_first"] = MetadataValue.json(
                 {r.step_id: r.rows_written for r in first})

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dagster import AssetKey, AutomationCondition, MetadataValue
+from dagster import AssetKey, AutomationCondition, MetadataValue, TableColumn, TableSchema
 
 from orchestration.bridge import definition_hash, explain_step, explainable, step_header
 from sql.plan import Pipeline, SourceStep, Step
@@ -52,10 +52,13 @@ class SpliceTranslator:
 
     def get_metadata(self, step: Step, pipeline: Pipeline) -> Mapping[str, Any]:
         """Definition metadata (what the asset is, not what a run wrote).
-        Default: the EXPLAIN tree, the step id and its kind."""
+        Default: the EXPLAIN tree, the step id and its kind, the table's columns as
+        compiled (shown before the first run) and its name."""
         explain = self.explain_tree(step, pipeline)
         return {"splice/explain": MetadataValue.md(f"```\n{explain}\n```"),
-                "splice/step": step.id, "splice/kind": step.kind.value}
+                "splice/step": step.id, "splice/kind": step.kind.value,
+                "dagster/column_schema": compiled_schema(step),
+                "dagster/table_name": step.output or step.id}
 
     def get_tags(self, step: Step, pipeline: Pipeline) -> Mapping[str, str]:
         """Asset tags (Dagster's rules for tag keys and values apply).
@@ -86,3 +89,17 @@ class SpliceTranslator:
         them (repartitions, table materializations, WITH steps), so the asset
         graph shows sources -> outputs."""
         return not isinstance(step, SourceStep) and step.output is None
+
+
+def compiled_schema(step: Step) -> TableSchema:
+    """The columns the step's table stores, known at compile time: a
+    source's declared columns (its own table, or the one it is ingested
+    into); ``_key``, the value columns and ``ROWTIME`` for every other step."""
+    relation = step.relation
+    if isinstance(step, SourceStep):
+        return TableSchema(columns=[TableColumn(name=c.name, type=c.type)
+                                    for c in step.declared])
+    return TableSchema(columns=[
+        TableColumn(name="_key", type=relation.key_type),
+        *(TableColumn(name=c.name, type=c.type) for c in relation.columns),
+        TableColumn(name="ROWTIME", type="timestamp")])

@@ -65,3 +65,33 @@ def test_definitions_refuse_two_folders_with_one_pipeline_name(tmp_path, warehou
         build_definitions(compile_all(tmp_path), warehouse, SparkResource())
     assert str(refused.value) == (f"{tmp_path}/my-demo and {tmp_path}/my_demo both compile to "
                                   "pipeline 'my_demo'; rename one of the two")
+
+
+@pytest.mark.spark
+def test_standard_metadata_and_a_schema_never_emptied(spark, warehouse) -> None:
+    """Dagster's standard metadata keys; the column schema on the asset
+    before any run, from the compiled plan, and kept on a run that read
+    nothing new (which used to record an empty one)."""
+    io = make_io(spark, warehouse, LENSES_LEFT, name="honest")
+    assets = build_assets(io.pipeline)
+    specs = {s.key.to_user_string(): s for a in assets for s in a.specs}
+    schema = specs["honest/result"].metadata["dagster/column_schema"]
+    expected = [("_key", "int"), ("name", "string"), ("item", "string"),
+                ("ROWTIME", "timestamp")]
+    assert [(c.name, c.type) for c in schema.columns] == expected
+    assert specs["honest/result"].metadata["dagster/table_name"] == "result"
+
+    append(io, "customers", [{"id": 1, "name": "John"}])
+    append(io, "orders", [{"id": 1, "customer_id": 1, "item": "Computer"},
+                          {"id": 2, "customer_id": 3, "item": "Keyboard"}])
+    resources = {"spark": SparkResource(), "warehouse": warehouse}
+    for run in range(2):  # the second run reads nothing new
+        result = materialize(assets, resources=resources)
+        meta = {e.asset_key.to_user_string(): e.materialization.metadata
+                for e in result.get_asset_materialization_events()}["honest/result"]
+        assert meta["dagster/row_count"].value == 2, run
+        assert meta["dagster/table_name"].value == "result"
+        assert meta["dagster/uri"].value == io.table_path(io.pipeline.outputs["result"])
+        assert [(c.name, c.type) for c in meta["dagster/column_schema"].value.columns] \
+            == expected, run
+        assert meta["skipped_no_new_input"].value == (run == 1)
