@@ -134,6 +134,8 @@ def step_asset(pipeline: Pipeline, step: Step, translator: SpliceTranslator | No
         owners=list(t.get_owners(step, pipeline)),
         code_version=_code_version(shape, pipeline, t),
         automation_condition=t.get_automation_condition(step, pipeline),
+        pool=t.get_pool(step, pipeline),
+        retry_policy=t.get_retry_policy(step, pipeline),
     )
     def _step(context: AssetExecutionContext, spark: SparkResource,
               warehouse: WarehouseResource) -> MaterializeResult:

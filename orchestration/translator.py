@@ -12,10 +12,19 @@ are what ``orchestration/definitions.py`` shows: one asset per step keyed
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dagster import AssetKey, AutomationCondition, MetadataValue, TableColumn, TableSchema
+from dagster import (
+    AssetKey,
+    AutomationCondition,
+    Backoff,
+    MetadataValue,
+    RetryPolicy,
+    TableColumn,
+    TableSchema,
+)
 
 from orchestration.bridge import definition_hash, explain_step, explainable, step_header
 from sql.plan import Pipeline, SourceStep, Step
@@ -75,6 +84,24 @@ class SpliceTranslator:
         UI shows a step whose SQL changed what it computes, and only that: a
         moved statement or an edited comment keeps the version."""
         return definition_hash(step)
+
+    def get_pool(self, step: Step, pipeline: Pipeline) -> str | None:
+        """The Dagster concurrency pool of the step's asset. Default
+        ``splice_<pipeline>``: give it a limit of 1 (``dagster instance
+        concurrency set splice_<pipeline> 1``) and Dagster itself keeps a
+        pipeline's steps from running in two runs at once; without a limit
+        the pipeline's lock still makes the second run wait (README)."""
+        return f"splice_{pipeline.name}"
+
+    def get_retry_policy(self, step: Step, pipeline: Pipeline) -> RetryPolicy | None:
+        """How Dagster retries the step after a failure. Default: the
+        number of retries in ``SPLICE_DAGSTER_RETRIES`` (none when unset),
+        10 s apart, doubling. A retry is safe (every write is idempotent),
+        but a SQL or data error fails every retry the same way."""
+        retries = int(os.environ.get("SPLICE_DAGSTER_RETRIES", "0") or 0)
+        if retries <= 0:
+            return None
+        return RetryPolicy(max_retries=retries, delay=10, backoff=Backoff.EXPONENTIAL)
 
     def get_automation_condition(self, step: Step,
                                  pipeline: Pipeline) -> AutomationCondition | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from dagster import AssetKey, materialize
 
@@ -95,3 +97,28 @@ def test_standard_metadata_and_a_schema_never_emptied(spark, warehouse) -> None:
         assert [(c.name, c.type) for c in meta["dagster/column_schema"].value.columns] \
             == expected, run
         assert meta["skipped_no_new_input"].value == (run == 1)
+
+
+@pytest.mark.spark
+def test_two_overlapping_dagster_runs_end_well_and_write_once(spark, warehouse) -> None:
+    """Two materializations of one pipeline's assets at once (a sensor's run
+    and a manual launch): the second waits for the pipeline's lock, both
+    succeed, and every row is written once."""
+    io = make_io(spark, warehouse, LENSES_LEFT, name="overlap")
+    append(io, "customers", [{"id": 1, "name": "John"}])
+    append(io, "orders", [{"id": i, "customer_id": 1, "item": f"item {i}"} for i in range(50)])
+    assets = build_assets(io.pipeline)
+    results = []
+
+    def launch() -> None:
+        results.append(materialize(assets, resources={"spark": SparkResource(),
+                                                      "warehouse": warehouse}))
+
+    threads = [threading.Thread(target=launch) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(600)
+    assert [r.success for r in results] == [True, True]
+    rows = output_rows(io, "result", "name", "item")
+    assert len(rows) == 50 and len(set(rows)) == 50

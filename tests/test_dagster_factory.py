@@ -254,3 +254,12 @@ def test_a_broken_pipeline_does_not_hide_the_others(tmp_path, warehouse) -> None
     assert not result.success
     [failure] = result.get_step_failure_events()
     assert "nope" in failure.step_failure_data.user_failure_data.description
+
+
+def test_each_asset_has_its_pipelines_pool_and_the_configured_retries(monkeypatch) -> None:
+    monkeypatch.setenv("SPLICE_DAGSTER_RETRIES", "2")
+    assets = splice_assets(compile_path(DEMO))
+    assert {a.op.pool for a in assets} == {"splice_demo"}
+    assert {(a.op.retry_policy.max_retries, a.op.retry_policy.delay) for a in assets} == {(2, 10)}
+    monkeypatch.delenv("SPLICE_DAGSTER_RETRIES")
+    assert {a.op.retry_policy for a in splice_assets(compile_path(DEMO))} == {None}
