@@ -39,6 +39,7 @@ from orchestration.bridge import (
     planned,
     run_step,
 )
+from orchestration.checks import check_results, check_specs
 from orchestration.layout import AssetShape, asset_shapes, hidden_steps
 from orchestration.translator import SpliceTranslator, compiled_schema, safe_name
 from sql.plan import Pipeline, SourceStep, Step
@@ -112,10 +113,10 @@ def step_asset(pipeline: Pipeline, step: Step, translator: SpliceTranslator | No
     t = translator or SpliceTranslator()
     shape = shape or AssetShape(step=step, runs_first=(), reads=step.inputs)
     key = t.get_asset_key(step, pipeline)
-    checks = ([AssetCheckSpec(FILES_UNCHANGED, asset=key, description=(
+    checks = [*([AssetCheckSpec(FILES_UNCHANGED, asset=key, description=(
         "Every file of the source was read whole: none changed in place after it "
         "was ingested (write a file elsewhere, then rename it into the folder)."))]
-        if _is_file_source(step) else [])
+        if _is_file_source(step) else []), *check_specs(step, key)]
     metadata = dict(t.get_metadata(step, pipeline))
     if shape.runs_first:
         metadata["splice/runs_first"] = ", ".join(s.id for s in shape.runs_first)
@@ -156,8 +157,10 @@ def step_asset(pipeline: Pipeline, step: Step, translator: SpliceTranslator | No
         if first:
             metadata["splice/rows_written_first"] = MetadataValue.json(
                 {r.step_id: r.rows_written for r in first})
-        return MaterializeResult(metadata=metadata, check_results=(
-            [files_unchanged(report)] if checks else None))
+        results = check_results(step, report, session, checks)
+        if _is_file_source(step):
+            results.append(files_unchanged(report))
+        return MaterializeResult(metadata=metadata, check_results=results or None)
 
     return _step
 
