@@ -12,7 +12,7 @@ from engine.maintenance import MaintenanceFailed, MaintenancePolicy, maintain
 from engine.source_state import source_marker
 from resources.spark import SparkResource
 from resources.warehouse import WarehouseResource
-from runtime.compile import compile_path
+from runtime.compile import compile_path, discover, pipeline_paths
 from runtime.explain import explain_step, explainable, step_header
 from runtime.planner import planned
 from runtime.runner import StepFailed, StepReport, run_step, run_steps
@@ -30,10 +30,12 @@ __all__ = [
     "compile_path",
     "dagster_lock_wait",
     "definition_hash",
+    "discover",
     "explain_step",
     "explainable",
     "maintain",
     "pipeline_lock",
+    "pipeline_paths",
     "planned",
     "run_step",
     "run_steps",

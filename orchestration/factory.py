@@ -19,7 +19,13 @@ from pathlib import Path
 from dagster import AssetsDefinition, Definitions, in_process_executor
 
 from orchestration.assets import build_assets
-from orchestration.bridge import SparkResource, WarehouseResource, compile_path
+from orchestration.bridge import (
+    SparkResource,
+    WarehouseResource,
+    compile_path,
+    discover,
+    pipeline_paths,
+)
 from orchestration.broken import broken_pipeline_asset
 from orchestration.jobs import job_name, pipeline_job
 from orchestration.maintenance import maintenance_job
@@ -33,13 +39,6 @@ from sql.plan import Pipeline
 class PipelineLoadError(Exception):
     """A pipeline does not compile (the message lists every SQL error as
     file:line:col: rule; fix), or two pipelines clash."""
-
-
-def discover(folder: Path) -> list[Path]:
-    """The pipelines of a folder: its sub-folders holding .sql files, and
-    its own .sql files (one pipeline each)."""
-    return sorted(p for p in folder.iterdir()
-                  if (p.is_dir() and any(p.glob("*.sql"))) or p.suffix == ".sql")
 
 
 def compile_all(folder: Path) -> list[Pipeline]:
@@ -112,14 +111,6 @@ def build_definitions(pipelines: list[Pipeline], warehouse: WarehouseResource,
                        executor=in_process_executor)
 
 
-def _pipeline_paths(path: Path) -> list[Path]:
-    """A .sql file or a folder holding .sql files is one pipeline; any other
-    folder holds pipelines (its sub-folders and .sql files)."""
-    if path.is_file() or any(path.glob("*.sql")):
-        return [path]
-    return discover(path)
-
-
 def splice_definitions(path: str | os.PathLike[str], *,
                        translator: SpliceTranslator | None = None,
                        hide_internal_steps: bool = False,
@@ -144,6 +135,6 @@ def splice_definitions(path: str | os.PathLike[str], *,
     warehouse = warehouse or WarehouseResource(
         root=os.environ.get("SPLICE_WAREHOUSE", "warehouse"))
     spark = spark or SparkResource(master=os.environ.get("SPLICE_SPARK_MASTER", "local[2]"))
-    pipelines, broken = _compile_each(_pipeline_paths(folder))
+    pipelines, broken = _compile_each(pipeline_paths(folder))
     return build_definitions(pipelines, warehouse, spark, translator=translator,
                              hide_internal_steps=hide_internal_steps, broken=broken)

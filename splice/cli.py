@@ -108,10 +108,10 @@ def _settings(args: argparse.Namespace):  # -> SpliceSettings
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from splice.compile import compile_path
+    from splice.compile import compile_path, pipeline_paths
 
     failed = False
-    for path in args.paths:
+    for path in [p for arg in args.paths for p in pipeline_paths(arg)]:
         try:
             pipeline = compile_path(path)
         except SqlErrors as err:
@@ -124,10 +124,10 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from splice.compile import analyze_path
+    from splice.compile import analyze_path, pipeline_paths
     from splice.explain import explain_pipeline
 
-    print(explain_pipeline(analyze_path(args.path)))
+    print("\n\n".join(explain_pipeline(analyze_path(p)) for p in pipeline_paths(args.path)))
     return 0
 
 
@@ -136,22 +136,28 @@ def _run(args: argparse.Namespace) -> int:
     from engine.lock import LockBusy
     from engine.maintenance import MaintenanceFailed
     from runtime.runner import StepFailed
-    from splice.compile import compile_path
+    from splice.compile import compile_path, pipeline_paths
 
-    pipeline = compile_path(args.path)
+    # Every pipeline under a folder of pipelines (as Dagster loads them):
+    # all compile before any runs; one failing does not stop the others.
+    pipelines = [compile_path(p) for p in pipeline_paths(args.path)]
     rebuild = [t.strip() for arg in args.rebuild for t in arg.split(",") if t.strip()]
-    try:
-        run_and_report(pipeline, settings=_settings(args), rebuild=rebuild,
-                       parallel=args.parallel, wait=args.wait)
-    except (StepFailed, DefinitionChanged, LockBusy, MaintenanceFailed) as err:
-        print(f"\nsplice: {err}", file=sys.stderr)
-        if isinstance(err, StepFailed):
-            print(f"(the whole error is in {_log_detail(err)})", file=sys.stderr)
-        return 1
-    except KeyError as err:  # --rebuild named no step of the pipeline
-        print(f"splice: {err.args[0]}", file=sys.stderr)
-        return 2
-    return 0
+    failed = 0
+    for pipeline in pipelines:
+        if len(pipelines) > 1:
+            print(f"\n== pipeline '{pipeline.name}' ({pipeline.origin})", flush=True)
+        try:
+            run_and_report(pipeline, settings=_settings(args), rebuild=rebuild,
+                           parallel=args.parallel, wait=args.wait)
+        except (StepFailed, DefinitionChanged, LockBusy, MaintenanceFailed) as err:
+            failed += 1
+            print(f"\nsplice: {err}", file=sys.stderr)
+            if isinstance(err, StepFailed):
+                print(f"(the whole error is in {_log_detail(err)})", file=sys.stderr)
+        except KeyError as err:  # --rebuild named no step of the pipeline
+            print(f"splice: {err.args[0]}", file=sys.stderr)
+            return 2
+    return 1 if failed else 0
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -11,7 +11,9 @@ from runtime.compile import (
     compile_text,
     decode_sql,
     pipeline_name,
+    pipeline_paths,
 )
 
 __all__ = ["PipelineFiles", "analyze_path", "analyze_sources", "compile_path",
-           "compile_sources", "compile_text", "decode_sql", "pipeline_name"]
+           "compile_sources", "compile_text", "decode_sql", "pipeline_name",
+           "pipeline_paths"]
