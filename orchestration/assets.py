@@ -11,6 +11,8 @@ hidden steps it reads (orchestration/layout.py), under the same lock.
 # No `from __future__ import annotations`: Dagster reads the asset function's
 # annotations (the context type) at definition time.
 import hashlib
+import os
+import sys
 
 from dagster import (
     AssetCheckResult,
@@ -84,12 +86,34 @@ def _code_version(shape: AssetShape, pipeline: Pipeline,
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _jvm_log_since(path: str, offset: int, limit: int = 20_000) -> str:
+    """What the JVM wrote to its log file after ``offset`` (its last
+    ``limit`` characters): the JVM's output goes to one file per process,
+    so the part a failed step wrote is copied into the step's own logs."""
+    try:
+        with open(path, "rb") as log:
+            log.seek(offset)
+            text = log.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return text[-limit:]
+
+
+def _log_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def _run(steps: tuple[Step, ...], io: StepIO, context: AssetExecutionContext,
-         warehouse: WarehouseResource) -> list[StepReport]:
+         warehouse: WarehouseResource, jvm_log: str) -> list[StepReport]:
     """Run ``steps`` in order under the pipeline's lock (a `splice run` of
-    the pipeline cannot run at the same time); one clear Failure otherwise."""
+    the pipeline cannot run at the same time); one clear Failure otherwise,
+    with what the JVM logged meanwhile (also in the step's compute logs)."""
     pipeline = io.pipeline
     reports = []
+    offset = _log_size(jvm_log)
     try:
         with pipeline_lock(warehouse, pipeline.name, wait=dagster_lock_wait(),
                            owner=f"dagster run {context.run.run_id}, step {steps[-1].id}"):
@@ -99,8 +123,13 @@ def _run(steps: tuple[Step, ...], io: StepIO, context: AssetExecutionContext,
                 context.log.info(f"{step.id}: {r.rows_written} rows written in "
                                  f"{r.seconds:.1f}s")
     except StepFailed as err:
+        logged = _jvm_log_since(jvm_log, offset)
+        if logged:
+            print(f"-- the JVM's log ({jvm_log}) during this step --\n{logged}",
+                  file=sys.stderr, flush=True)
         raise Failure(description=str(err),
-                      metadata={"error": MetadataValue.text(err.detail)}) from None
+                      metadata={"error": MetadataValue.text(err.detail),
+                                "jvm_log": MetadataValue.text(logged)}) from None
     except (DefinitionChanged, LockBusy) as err:
         raise Failure(description=str(err)) from None
     return reports
@@ -143,7 +172,7 @@ def step_asset(pipeline: Pipeline, step: Step, translator: SpliceTranslator | No
         session = spark.session(packages=planned(pipeline).packages())
         io = StepIO(spark=session, warehouse=warehouse, pipeline=pipeline,
                     kafka_bootstrap=spark.settings().kafka_bootstrap)
-        *first, report = _run(steps, io, context, warehouse)
+        *first, report = _run(steps, io, context, warehouse, spark.settings().spark_log)
         metadata = dict(report.metadata())
         metadata["path"] = MetadataValue.path(report.path)
         metadata["dagster/uri"] = MetadataValue.path(report.path)

@@ -161,6 +161,9 @@ def test_a_dagster_materialization_failure_says_the_root_cause(spark, tmp_path):
     assert description.startswith(
         f"step 't' (project, from dagcast.sql:2:1) failed: {CAST_CAUSE}")
     assert description.endswith("(while writing micro-batch 0)")
+    # the JVM's own log of the failure, copied into the step's failure
+    assert "CAST_INVALID_INPUT" in failures[0].step_failure_data.user_failure_data.metadata[
+        "jvm_log"].value
 
 
 def test_splice_test_prints_the_root_cause(spark, tmp_path, capsys):
