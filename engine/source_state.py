@@ -8,14 +8,20 @@ engine/fs.py, so they read the same storage the engine writes.
 
 from __future__ import annotations
 
+import json
 import os
 
-from engine.settings import Warehouse
+from engine.kafka_topics import end_offsets
+from engine.settings import ENV, SettingsError, Warehouse
 from sql.plan import SourceStep
 
 
 def source_marker(warehouse: Warehouse, source: SourceStep) -> str:
-    """A string that changes whenever ``source`` gets new data."""
+    """A string that changes whenever ``source`` gets new data: for a Kafka
+    topic, its end offsets (the brokers of the statement, else
+    ``SPLICE_KAFKA_BOOTSTRAP``)."""
+    if source.format == "kafka":
+        return _topic_marker(source)
     path = warehouse.source_path(source.location).removeprefix("file:")
     if source.format == "delta":
         log = os.path.join(path, "_delta_log")
@@ -24,3 +30,13 @@ def source_marker(warehouse: Warehouse, source: SourceStep) -> str:
         return commits[-1] if commits else ""
     files = sorted(os.listdir(path)) if os.path.isdir(path) else []
     return f"{len(files)}:{files[-1] if files else ''}"
+
+
+def _topic_marker(source: SourceStep) -> str:
+    servers = (source.options.get("bootstrap")
+               or os.environ.get(ENV["kafka_bootstrap"], "").strip())
+    if not servers:
+        raise SettingsError(f"source '{source.name}' reads Kafka topic "
+                            f"'{source.options.get('topic')}' but no broker is set: set "
+                            f"{ENV['kafka_bootstrap']}=host:port for the sensor")
+    return json.dumps(end_offsets(servers, source.options["topic"]), sort_keys=True)
