@@ -105,8 +105,19 @@ class SpliceTranslator:
 
     def get_automation_condition(self, step: Step,
                                  pipeline: Pipeline) -> AutomationCondition | None:
-        """Default: none (the pipeline's sensor and schedule start runs)."""
-        return None
+        """Default: eager (materialize when an upstream asset was updated)
+        for every step but the sources, which the pipeline's sensor,
+        schedule or a launch bring up to date. Dagster evaluates conditions
+        only while its ``default_automation_condition_sensor`` runs (stopped
+        until a user starts it): an alternative to the pipeline's sensor,
+        not both. ``SPLICE_AUTOMATION=none`` gives none; per pipeline,
+        override this method and look at ``pipeline.name``."""
+        mode = os.environ.get("SPLICE_AUTOMATION", "eager").strip().lower() or "eager"
+        if mode not in ("eager", "none"):
+            raise ValueError(f"SPLICE_AUTOMATION is 'eager' or 'none', not {mode!r}")
+        if mode == "none" or isinstance(step, SourceStep):
+            return None
+        return AutomationCondition.eager()
 
     def is_internal(self, step: Step, pipeline: Pipeline) -> bool:
         """Whether the step is hidden when internal steps are hidden

@@ -263,3 +263,15 @@ def test_each_asset_has_its_pipelines_pool_and_the_configured_retries(monkeypatc
     assert {(a.op.retry_policy.max_retries, a.op.retry_policy.delay) for a in assets} == {(2, 10)}
     monkeypatch.delenv("SPLICE_DAGSTER_RETRIES")
     assert {a.op.retry_policy for a in splice_assets(compile_path(DEMO))} == {None}
+
+
+def test_steps_are_eager_by_default_and_sources_are_not(monkeypatch) -> None:
+    monkeypatch.delenv("SPLICE_AUTOMATION", raising=False)
+    conditions = {a.key.path[-1]: a.specs_by_key[a.key].automation_condition
+                  for a in splice_assets(compile_path(DEMO))}
+    assert conditions["customers"] is None and conditions["orders"] is None
+    assert conditions["orders_enriched"] == AutomationCondition.eager()
+    assert conditions["customersTable"] == AutomationCondition.eager()
+    monkeypatch.setenv("SPLICE_AUTOMATION", "none")
+    assert {a.specs_by_key[a.key].automation_condition
+            for a in splice_assets(compile_path(DEMO))} == {None}
