@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 
+from engine import fs
 from engine.kafka_topics import end_offsets
 from engine.settings import ENV, SettingsError, Warehouse
 from sql.plan import SourceStep
@@ -40,3 +41,11 @@ def _topic_marker(source: SourceStep) -> str:
                             f"'{source.options.get('topic')}' but no broker is set: set "
                             f"{ENV['kafka_bootstrap']}=host:port for the sensor")
     return json.dumps(end_offsets(servers, source.options["topic"]), sort_keys=True)
+
+
+def table_version(path: str) -> int | None:
+    """The latest version of the Delta table at ``path`` (None when there is
+    none), from its log's file names: no Spark."""
+    names = fs.list_names(None, path.rstrip("/") + "/_delta_log")
+    versions = [int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()]
+    return max(versions) if versions else None

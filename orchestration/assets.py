@@ -203,3 +203,12 @@ def build_assets(pipeline: Pipeline, translator: SpliceTranslator | None = None,
     hidden = hidden_steps(pipeline, t) if hide_internal_steps else set()
     return [step_asset(pipeline, shape.step, t, shape)
             for shape in asset_shapes(pipeline, hidden)]
+
+
+def asset_keys(pipeline: Pipeline, translator: SpliceTranslator | None = None,
+               hide_internal_steps: bool = False) -> dict[str, AssetKey]:
+    """The asset key of every step that is an asset, by step id."""
+    t = translator or SpliceTranslator()
+    hidden = hidden_steps(pipeline, t) if hide_internal_steps else set()
+    return {shape.step.id: t.get_asset_key(shape.step, pipeline)
+            for shape in asset_shapes(pipeline, hidden)}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from dagster import AssetsDefinition, Definitions, in_process_executor
 
-from orchestration.assets import build_assets
+from orchestration.assets import asset_keys, build_assets
 from orchestration.bridge import (
     SparkResource,
     WarehouseResource,
@@ -31,6 +31,7 @@ from orchestration.jobs import job_name, pipeline_job
 from orchestration.maintenance import maintenance_job
 from orchestration.schedules import pipeline_schedule
 from orchestration.sensors import pipeline_sensor
+from orchestration.table_sensor import tables_sensor
 from orchestration.translator import SpliceTranslator
 from sql.errors import SqlErrors
 from sql.plan import Pipeline
@@ -103,6 +104,8 @@ def build_definitions(pipelines: list[Pipeline], warehouse: WarehouseResource,
         assets += mine
         jobs += [pipeline_job(p, mine), maintenance_job(p)]
         sensors.append(pipeline_sensor(p, job_name(p), warehouse))
+        sensors.append(tables_sensor(p, asset_keys(p, translator, hide_internal_steps),
+                                     warehouse))
         schedules.append(pipeline_schedule(job_name(p)))
     # In process: one run starts one Spark session and every step shares it
     # (a process per step would start Spark once per step, ~10 s each).

@@ -28,7 +28,7 @@ def test_definitions_show_one_asset_per_step_with_dependencies(warehouse) -> Non
     assert "demo/customersTable" in join_parents
     assert any(k.startswith("demo/ordersStream") for k in join_parents)
     assert defs.resolve_job_def("demo_job") is not None
-    assert {s.name for s in defs.sensors} == {"demo_new_data"}
+    assert {s.name for s in defs.sensors} == {"demo_new_data", "demo_tables_changed"}
 
 
 @pytest.mark.spark
@@ -122,3 +122,34 @@ def test_two_overlapping_dagster_runs_end_well_and_write_once(spark, warehouse) 
     assert [r.success for r in results] == [True, True]
     rows = output_rows(io, "result", "name", "item")
     assert len(rows) == 50 and len(set(rows)) == 50
+
+
+@pytest.mark.spark
+def test_the_tables_sensor_reports_writes_made_outside_dagster(spark, warehouse) -> None:
+    """Tables written by runs outside Dagster (as splice serve writes them)
+    become materializations of their assets: only the tables that changed."""
+    from dagster import build_sensor_context
+
+    from orchestration.assets import asset_keys
+    from orchestration.table_sensor import tables_sensor
+    from runtime.runner import run_pipeline
+
+    io = make_io(spark, warehouse, LENSES_LEFT, name="served")
+    sensor = tables_sensor(io.pipeline, asset_keys(io.pipeline), warehouse)
+    append(io, "customers", [{"id": 1, "name": "John"}])
+    append(io, "orders", [{"id": 1, "customer_id": 1, "item": "Computer"}])
+    run_pipeline(io.pipeline, io)
+    first = sensor.evaluate_tick(build_sensor_context(cursor=None))
+    assert first.asset_events == [] and first.cursor
+
+    append(io, "orders", [{"id": 2, "customer_id": 1, "item": "Mouse"}])
+    run_pipeline(io.pipeline, io)
+    second = sensor.evaluate_tick(build_sensor_context(cursor=first.cursor))
+    reported = {e.asset_key.to_user_string(): e.metadata["delta_version"].value
+                for e in second.asset_events}
+    assert set(reported) == {"served/ordersStream", "served/ordersStream_by_customer_id",
+                             "served/result"}
+    result = io.table_path(io.pipeline.outputs["result"])
+    assert reported["served/result"] == delta_version(spark, result)
+    third = sensor.evaluate_tick(build_sensor_context(cursor=second.cursor))
+    assert third.asset_events == [] and third.skip_message == "no table changed"
