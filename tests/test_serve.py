@@ -137,8 +137,10 @@ def test_a_failed_query_is_reported_and_restarted(spark, tmp_path) -> None:
         orders = io.warehouse.source_path(io.pipeline.sources["orders"].location)
         (spark.createDataFrame([(1, "x")], "id INT, note STRING").write.format("delta")
          .mode("overwrite").option("overwriteSchema", "true").save(orders))
-        _until(lambda: any("ordersStream: " in line and "2 failures" in line
-                           for line in reports[-1]), seen=lambda: reports[-1] if reports else "")
+        def failed_twice() -> bool:
+            return bool(reports) and any("ordersStream: " in line and "2 failures" in line
+                                         for line in reports[-1])
+        _until(failed_twice, seen=lambda: reports[-1] if reports else "")
     finally:
         stop.set()
         worker.join(120)
