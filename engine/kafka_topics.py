@@ -82,9 +82,16 @@ def produce(bootstrap: str, topic: str, records: Iterable[Record]) -> int:
             extra["timestamp"] = record.timestamp_ms
         if record.partition is not None:
             extra["partition"] = record.partition
-        producer.produce(topic, value=_bytes(record.value), key=_bytes(record.key),
-                         on_delivery=delivered, **extra)
+        while True:
+            try:
+                producer.produce(topic, value=_bytes(record.value), key=_bytes(record.key),
+                                 on_delivery=delivered, **extra)
+                break
+            except BufferError:  # the client's queue is full: let it deliver some first
+                producer.poll(0.1)
         count += 1
+        if count % 10_000 == 0:
+            producer.poll(0)  # serve delivery reports as we go
     left = producer.flush(TIMEOUT)
     if left or failures:
         raise KafkaException(f"{left} record(s) not delivered to {topic}: {failures[:3]}")

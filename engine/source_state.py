@@ -11,8 +11,11 @@ that is not there yet has an empty marker; storage that cannot be read is
 
 from __future__ import annotations
 
+import json
+
 from engine import fs
-from engine.settings import Warehouse
+from engine.kafka_topics import end_offsets
+from engine.settings import ENV, SettingsError, SpliceSettings, Warehouse
 from sql.plan import SourceStep
 
 
@@ -21,7 +24,11 @@ class SourceStateUnreadable(RuntimeError):
 
 
 def source_marker(warehouse: Warehouse, source: SourceStep) -> str:
-    """A string that changes whenever ``source`` gets new data."""
+    """A string that changes whenever ``source`` gets new data: for a Kafka
+    topic, its end offsets (the brokers of the statement, else
+    ``SPLICE_KAFKA_BOOTSTRAP`` or the settings file)."""
+    if source.format == "kafka":
+        return _topic_marker(source)
     path = warehouse.source_path(source.location)
     try:
         if source.format == "delta":
@@ -34,3 +41,20 @@ def source_marker(warehouse: Warehouse, source: SourceStep) -> str:
             f"cannot read the state of source '{source.name}' at {path}: "
             f"{type(err).__name__}: {err}") from err
     return f"{len(files)}:{files[-1] if files else ''}"
+
+
+def _topic_marker(source: SourceStep) -> str:
+    servers = source.options.get("bootstrap") or SpliceSettings.from_env().kafka_bootstrap
+    if not servers:
+        raise SettingsError(f"source '{source.name}' reads Kafka topic "
+                            f"'{source.options.get('topic')}' but no broker is set: set "
+                            f"{ENV['kafka_bootstrap']}=host:port for the sensor")
+    return json.dumps(end_offsets(servers, source.options["topic"]), sort_keys=True)
+
+
+def table_version(path: str) -> int | None:
+    """The latest version of the Delta table at ``path`` (None when there is
+    none), from its log's file names: no Spark."""
+    names = fs.list_names(None, path.rstrip("/") + "/_delta_log")
+    versions = [int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()]
+    return max(versions) if versions else None

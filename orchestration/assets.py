@@ -11,6 +11,8 @@ hidden steps it reads (orchestration/layout.py), under the same lock.
 # No `from __future__ import annotations`: Dagster reads the asset function's
 # annotations (the context type) at definition time.
 import hashlib
+import os
+import sys
 
 from dagster import (
     AssetCheckResult,
@@ -39,8 +41,9 @@ from orchestration.bridge import (
     planned,
     run_step,
 )
+from orchestration.checks import check_results, check_specs
 from orchestration.layout import AssetShape, asset_shapes, hidden_steps
-from orchestration.translator import SpliceTranslator, safe_name
+from orchestration.translator import SpliceTranslator, compiled_schema, safe_name
 from sql.plan import Pipeline, SourceStep, Step
 
 FILES_UNCHANGED = "files_unchanged_after_ingest"
@@ -83,12 +86,34 @@ def _code_version(shape: AssetShape, pipeline: Pipeline,
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _jvm_log_since(path: str, offset: int, limit: int = 20_000) -> str:
+    """What the JVM wrote to its log file after ``offset`` (its last
+    ``limit`` characters): the JVM's output goes to one file per process,
+    so the part a failed step wrote is copied into the step's own logs."""
+    try:
+        with open(path, "rb") as log:
+            log.seek(offset)
+            text = log.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return text[-limit:]
+
+
+def _log_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def _run(steps: tuple[Step, ...], io: StepIO, context: AssetExecutionContext,
-         warehouse: WarehouseResource) -> list[StepReport]:
+         warehouse: WarehouseResource, jvm_log: str) -> list[StepReport]:
     """Run ``steps`` in order under the pipeline's lock (a `splice run` of
-    the pipeline cannot run at the same time); one clear Failure otherwise."""
+    the pipeline cannot run at the same time); one clear Failure otherwise,
+    with what the JVM logged meanwhile (also in the step's compute logs)."""
     pipeline = io.pipeline
     reports = []
+    offset = _log_size(jvm_log)
     try:
         with pipeline_lock(warehouse, pipeline.name, wait=dagster_lock_wait(),
                            owner=f"dagster run {context.run.run_id}, step {steps[-1].id}"):
@@ -98,8 +123,13 @@ def _run(steps: tuple[Step, ...], io: StepIO, context: AssetExecutionContext,
                 context.log.info(f"{step.id}: {r.rows_written} rows written in "
                                  f"{r.seconds:.1f}s")
     except StepFailed as err:
+        logged = _jvm_log_since(jvm_log, offset)
+        if logged:
+            print(f"-- the JVM's log ({jvm_log}) during this step --\n{logged}",
+                  file=sys.stderr, flush=True)
         raise Failure(description=str(err),
-                      metadata={"error": MetadataValue.text(err.detail)}) from None
+                      metadata={"error": MetadataValue.text(err.detail),
+                                "jvm_log": MetadataValue.text(logged)}) from None
     except (DefinitionChanged, LockBusy) as err:
         raise Failure(description=str(err)) from None
     return reports
@@ -112,14 +142,15 @@ def step_asset(pipeline: Pipeline, step: Step, translator: SpliceTranslator | No
     t = translator or SpliceTranslator()
     shape = shape or AssetShape(step=step, runs_first=(), reads=step.inputs)
     key = t.get_asset_key(step, pipeline)
-    checks = ([AssetCheckSpec(FILES_UNCHANGED, asset=key, description=(
+    checks = [*([AssetCheckSpec(FILES_UNCHANGED, asset=key, description=(
         "Every file of the source was read whole: none changed in place after it "
         "was ingested (write a file elsewhere, then rename it into the folder)."))]
-        if _is_file_source(step) else [])
+        if _is_file_source(step) else []), *check_specs(step, key)]
     metadata = dict(t.get_metadata(step, pipeline))
     if shape.runs_first:
         metadata["splice/runs_first"] = ", ".join(s.id for s in shape.runs_first)
     steps = (*shape.runs_first, step)
+
 
     @asset(
         key=key,
@@ -133,22 +164,32 @@ def step_asset(pipeline: Pipeline, step: Step, translator: SpliceTranslator | No
         owners=list(t.get_owners(step, pipeline)),
         code_version=_code_version(shape, pipeline, t),
         automation_condition=t.get_automation_condition(step, pipeline),
+        pool=t.get_pool(step, pipeline),
+        retry_policy=t.get_retry_policy(step, pipeline),
     )
     def _step(context: AssetExecutionContext, spark: SparkResource,
               warehouse: WarehouseResource) -> MaterializeResult:
-        io = StepIO(spark=spark.session(packages=planned(pipeline).packages()),
-                    warehouse=warehouse, pipeline=pipeline,
+        session = spark.session(packages=planned(pipeline).packages())
+        io = StepIO(spark=session, warehouse=warehouse, pipeline=pipeline,
                     kafka_bootstrap=spark.settings().kafka_bootstrap)
-        *first, report = _run(steps, io, context, warehouse)
+        *first, report = _run(steps, io, context, warehouse, spark.settings().spark_log)
         metadata = dict(report.metadata())
         metadata["path"] = MetadataValue.path(report.path)
-        metadata["dagster/column_schema"] = TableSchema(
-            columns=[TableColumn(name=n, type=ty) for n, ty in report.schema])
+        metadata["dagster/uri"] = MetadataValue.path(report.path)
+        metadata["dagster/table_name"] = step.output or step.id
+        metadata["dagster/row_count"] = session.read.format("delta").load(report.path).count()
+        # A run that read nothing has no schema of its own to show: the
+        # compiled one, never an empty one (it would wipe the Columns panel).
+        metadata["dagster/column_schema"] = TableSchema(columns=[
+            TableColumn(name=n, type=ty) for n, ty in report.schema]) if report.schema \
+            else compiled_schema(step)
         if first:
             metadata["splice/rows_written_first"] = MetadataValue.json(
                 {r.step_id: r.rows_written for r in first})
-        return MaterializeResult(metadata=metadata, check_results=(
-            [files_unchanged(report)] if checks else None))
+        results = check_results(step, report, session, checks)
+        if _is_file_source(step):
+            results.append(files_unchanged(report))
+        return MaterializeResult(metadata=metadata, check_results=results or None)
 
     return _step
 
@@ -162,3 +203,12 @@ def build_assets(pipeline: Pipeline, translator: SpliceTranslator | None = None,
     hidden = hidden_steps(pipeline, t) if hide_internal_steps else set()
     return [step_asset(pipeline, shape.step, t, shape)
             for shape in asset_shapes(pipeline, hidden)]
+
+
+def asset_keys(pipeline: Pipeline, translator: SpliceTranslator | None = None,
+               hide_internal_steps: bool = False) -> dict[str, AssetKey]:
+    """The asset key of every step that is an asset, by step id."""
+    t = translator or SpliceTranslator()
+    hidden = hidden_steps(pipeline, t) if hide_internal_steps else set()
+    return {shape.step.id: t.get_asset_key(shape.step, pipeline)
+            for shape in asset_shapes(pipeline, hidden)}

@@ -9,7 +9,7 @@ from engine.definitions import DefinitionChanged, definition_hash
 from engine.io import StepIO
 from engine.lock import LockBusy, dagster_lock_wait, pipeline_lock
 from engine.maintenance import MaintenanceFailed, MaintenancePolicy, maintain
-from engine.source_state import SourceStateUnreadable, source_marker
+from engine.source_state import SourceStateUnreadable, source_marker, table_version
 from resources.spark import SparkResource
 from resources.warehouse import WarehouseResource
 from runtime.compile import compile_path, discover, pipeline_paths
@@ -42,4 +42,5 @@ __all__ = [
     "run_steps",
     "source_marker",
     "step_header",
+    "table_version",
 ]

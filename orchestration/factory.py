@@ -18,7 +18,7 @@ from pathlib import Path
 
 from dagster import AssetsDefinition, Definitions, in_process_executor
 
-from orchestration.assets import build_assets
+from orchestration.assets import asset_keys, build_assets
 from orchestration.bridge import (
     SparkResource,
     WarehouseResource,
@@ -26,10 +26,12 @@ from orchestration.bridge import (
     discover,
     pipeline_paths,
 )
+from orchestration.broken import broken_pipeline_asset
 from orchestration.jobs import job_name, pipeline_job
 from orchestration.maintenance import maintenance_job
 from orchestration.schedules import pipeline_schedule
 from orchestration.sensors import pipeline_sensor
+from orchestration.table_sensor import tables_sensor
 from orchestration.translator import SpliceTranslator
 from sql.errors import SqlErrors
 from sql.plan import Pipeline
@@ -45,15 +47,23 @@ def compile_all(folder: Path) -> list[Pipeline]:
 
 
 def _compile(paths: list[Path]) -> list[Pipeline]:
-    pipelines, errors = [], []
+    pipelines, broken = _compile_each(paths)
+    if broken:
+        errors = [e for _, found in broken for e in found]
+        raise PipelineLoadError("pipelines that do not compile:\n" + "\n".join(errors))
+    return pipelines
+
+
+def _compile_each(paths: list[Path]) -> tuple[list[Pipeline], list[tuple[Path, list[str]]]]:
+    """The pipelines that compile, and each one that does not with every
+    SQL error of its files."""
+    pipelines, broken = [], []
     for path in paths:
         try:
             pipelines.append(compile_path(path))
         except SqlErrors as err:
-            errors += [e.render() for e in err.errors]
-    if errors:
-        raise PipelineLoadError("pipelines that do not compile:\n" + "\n".join(errors))
-    return pipelines
+            broken.append((path, [e.render() for e in err.errors]))
+    return pipelines, broken
 
 
 def _check_unique(pipelines: list[Pipeline]) -> None:
@@ -80,15 +90,22 @@ def splice_assets(pipeline: Pipeline, *, translator: SpliceTranslator | None = N
 
 def build_definitions(pipelines: list[Pipeline], warehouse: WarehouseResource,
                       spark: SparkResource, *, translator: SpliceTranslator | None = None,
-                      hide_internal_steps: bool = False) -> Definitions:
-    """Definitions for compiled pipelines (see :func:`splice_definitions`)."""
+                      hide_internal_steps: bool = False,
+                      broken: list[tuple[Path, list[str]]] | None = None) -> Definitions:
+    """Definitions for compiled pipelines (see :func:`splice_definitions`);
+    each of ``broken`` (a pipeline that does not compile, with its errors)
+    is one error asset."""
     _check_unique(pipelines)
-    assets, jobs, sensors, schedules = [], [], [], []
+    assets: list[AssetsDefinition] = [broken_pipeline_asset(path, errors)
+                                      for path, errors in broken or []]
+    jobs, sensors, schedules = [], [], []
     for p in pipelines:
         mine = build_assets(p, translator, hide_internal_steps)
         assets += mine
         jobs += [pipeline_job(p, mine), maintenance_job(p)]
         sensors.append(pipeline_sensor(p, job_name(p), warehouse))
+        sensors.append(tables_sensor(p, asset_keys(p, translator, hide_internal_steps),
+                                     warehouse))
         schedules.append(pipeline_schedule(job_name(p)))
     # In process: one run starts one Spark session and every step shares it
     # (a process per step would start Spark once per step, ~10 s each).
@@ -111,7 +128,9 @@ def splice_definitions(path: str | os.PathLike[str], *,
     each asset runs the hidden steps it reads first. ``warehouse`` and
     ``spark`` default to ``SPLICE_WAREHOUSE`` (else ``warehouse/`` under the
     working directory) and ``SPLICE_SPARK_MASTER`` (else ``local[2]``).
-    A pipeline that does not compile raises :class:`PipelineLoadError`.
+    A pipeline that does not compile becomes one asset, ``<name>/sql_errors``,
+    that lists all of its SQL errors (orchestration/broken.py); the others
+    load as usual.
     """
     folder = Path(path)
     if not folder.exists():
@@ -119,5 +138,6 @@ def splice_definitions(path: str | os.PathLike[str], *,
     # Unset: the CLI's settings (environment over splice.yaml over defaults).
     warehouse = warehouse or WarehouseResource.from_settings()
     spark = spark or SparkResource()
-    return build_definitions(_compile(pipeline_paths(folder)), warehouse, spark,
-                             translator=translator, hide_internal_steps=hide_internal_steps)
+    pipelines, broken = _compile_each(pipeline_paths(folder))
+    return build_definitions(pipelines, warehouse, spark, translator=translator,
+                             hide_internal_steps=hide_internal_steps, broken=broken)

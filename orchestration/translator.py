@@ -12,10 +12,19 @@ are what ``orchestration/definitions.py`` shows: one asset per step keyed
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dagster import AssetKey, AutomationCondition, MetadataValue
+from dagster import (
+    AssetKey,
+    AutomationCondition,
+    Backoff,
+    MetadataValue,
+    RetryPolicy,
+    TableColumn,
+    TableSchema,
+)
 
 from orchestration.bridge import definition_hash, explain_step, explainable, step_header
 from sql.plan import Pipeline, SourceStep, Step
@@ -52,10 +61,13 @@ class SpliceTranslator:
 
     def get_metadata(self, step: Step, pipeline: Pipeline) -> Mapping[str, Any]:
         """Definition metadata (what the asset is, not what a run wrote).
-        Default: the EXPLAIN tree, the step id and its kind."""
+        Default: the EXPLAIN tree, the step id and its kind, the table's columns as
+        compiled (shown before the first run) and its name."""
         explain = self.explain_tree(step, pipeline)
         return {"splice/explain": MetadataValue.md(f"```\n{explain}\n```"),
-                "splice/step": step.id, "splice/kind": step.kind.value}
+                "splice/step": step.id, "splice/kind": step.kind.value,
+                "dagster/column_schema": compiled_schema(step),
+                "dagster/table_name": step.output or step.id}
 
     def get_tags(self, step: Step, pipeline: Pipeline) -> Mapping[str, str]:
         """Asset tags (Dagster's rules for tag keys and values apply).
@@ -73,10 +85,39 @@ class SpliceTranslator:
         moved statement or an edited comment keeps the version."""
         return definition_hash(step)
 
+    def get_pool(self, step: Step, pipeline: Pipeline) -> str | None:
+        """The Dagster concurrency pool of the step's asset. Default
+        ``splice_<pipeline>``: give it a limit of 1 (``dagster instance
+        concurrency set splice_<pipeline> 1``) and Dagster itself keeps a
+        pipeline's steps from running in two runs at once; without a limit
+        the pipeline's lock still makes the second run wait (README)."""
+        return f"splice_{pipeline.name}"
+
+    def get_retry_policy(self, step: Step, pipeline: Pipeline) -> RetryPolicy | None:
+        """How Dagster retries the step after a failure. Default: the
+        number of retries in ``SPLICE_DAGSTER_RETRIES`` (none when unset),
+        10 s apart, doubling. A retry is safe (every write is idempotent),
+        but a SQL or data error fails every retry the same way."""
+        retries = int(os.environ.get("SPLICE_DAGSTER_RETRIES", "0") or 0)
+        if retries <= 0:
+            return None
+        return RetryPolicy(max_retries=retries, delay=10, backoff=Backoff.EXPONENTIAL)
+
     def get_automation_condition(self, step: Step,
                                  pipeline: Pipeline) -> AutomationCondition | None:
-        """Default: none (the pipeline's sensor and schedule start runs)."""
-        return None
+        """Default: eager (materialize when an upstream asset was updated)
+        for every step but the sources, which the pipeline's sensor,
+        schedule or a launch bring up to date. Dagster evaluates conditions
+        only while its ``default_automation_condition_sensor`` runs (stopped
+        until a user starts it): an alternative to the pipeline's sensor,
+        not both. ``SPLICE_AUTOMATION=none`` gives none; per pipeline,
+        override this method and look at ``pipeline.name``."""
+        mode = os.environ.get("SPLICE_AUTOMATION", "eager").strip().lower() or "eager"
+        if mode not in ("eager", "none"):
+            raise ValueError(f"SPLICE_AUTOMATION is 'eager' or 'none', not {mode!r}")
+        if mode == "none" or isinstance(step, SourceStep):
+            return None
+        return AutomationCondition.eager()
 
     def is_internal(self, step: Step, pipeline: Pipeline) -> bool:
         """Whether the step is hidden when internal steps are hidden
@@ -86,3 +127,17 @@ class SpliceTranslator:
         them (repartitions, table materializations, WITH steps), so the asset
         graph shows sources -> outputs."""
         return not isinstance(step, SourceStep) and step.output is None
+
+
+def compiled_schema(step: Step) -> TableSchema:
+    """The columns the step's table stores, known at compile time: a
+    source's declared columns (its own table, or the one it is ingested
+    into); ``_key``, the value columns and ``ROWTIME`` for every other step."""
+    relation = step.relation
+    if isinstance(step, SourceStep):
+        return TableSchema(columns=[TableColumn(name=c.name, type=c.type)
+                                    for c in step.declared])
+    return TableSchema(columns=[
+        TableColumn(name="_key", type=relation.key_type),
+        *(TableColumn(name=c.name, type=c.type) for c in relation.columns),
+        TableColumn(name="ROWTIME", type="timestamp")])

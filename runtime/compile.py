@@ -111,6 +111,10 @@ def analyze_path(path: str | Path) -> Pipeline:
     return _with_origin(analyze_sources(*_read(path)), path)
 
 
+def _with_origin(pipeline: P, path: str | Path) -> P:
+    return pipeline.model_copy(update={"origin": str(Path(path).resolve())})
+
+
 def discover(folder: Path) -> list[Path]:
     """The pipelines of a folder: its sub-folders holding .sql files, and
     its own .sql files (one pipeline each)."""
@@ -119,14 +123,19 @@ def discover(folder: Path) -> list[Path]:
 
 
 def pipeline_paths(path: str | Path) -> list[Path]:
-    """A .sql file or a folder holding .sql files is one pipeline; any other
-    folder holds pipelines (its sub-folders and .sql files). The CLI and the
-    Dagster definitions find pipelines the same way."""
+    """A .sql file is one pipeline; a folder with sub-folders holding .sql
+    files is a folder of pipelines (those sub-folders and its own .sql
+    files, one pipeline each), as the Dagster definitions load
+    ``pipelines/``; any other folder of .sql files is one pipeline. A path
+    with none is FileNotFoundError."""
     path = Path(path)
-    if path.is_file() or not path.is_dir() or any(path.glob("*.sql")):
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such pipeline file or folder")
+    nested = path.is_dir() and any(p.is_dir() and any(p.glob("*.sql"))
+                                   for p in path.iterdir())
+    if path.is_file() or (not nested and any(path.glob("*.sql"))):
         return [path]
-    return discover(path)
-
-
-def _with_origin(pipeline: P, path: str | Path) -> P:
-    return pipeline.model_copy(update={"origin": str(Path(path).resolve())})
+    found = discover(path)
+    if not found:
+        raise FileNotFoundError(f"no .sql files in {path}, nor in a folder under it")
+    return found

@@ -34,6 +34,7 @@ from engine.io import StepIO
 from engine.lock import pipeline_lock
 from engine.nodes import PhysicalNode
 from engine.progress import RunProgress
+from operators.sources import SourceError
 from runtime.planner import planned
 from runtime.registry import bind, executor
 from runtime.runner import run_steps, start_stream
@@ -169,7 +170,10 @@ def _watch(served: list[ServedStep], stop: threading.Event, trigger: dict[str, A
                 _failed(step, options, now)
             elif step.query is None and step.restart_at and now >= step.restart_at:
                 step.restart_at = 0.0
-                _start(step, trigger)
+                try:
+                    _start(step, trigger)
+                except Exception as err:  # any cause is reported, then retried
+                    _count_failure(step, options, now, _reason(step, err))
         if on_report and now >= next_report:
             for step in served:
                 step.absorb()
@@ -185,10 +189,20 @@ def _failed(step: ServedStep, options: ServeOptions, now: float) -> None:
     error = query.exception()
     step.progress.finish(query)
     step.query = None
+    _count_failure(step, options, now, _reason(step, error))
+
+
+def _reason(step: ServedStep, error: BaseException | None) -> str:
+    """A failure in the words ``splice run`` uses for it."""
+    if isinstance(error, PySparkException):
+        return explain(step.node.step, step.io, error).summary
+    if isinstance(error, SourceError):
+        return str(error)
+    return str(error) if error is not None else "the query stopped"
+
+
+def _count_failure(step: ServedStep, options: ServeOptions, now: float, reason: str) -> None:
     step.failures += 1
-    if error is not None and isinstance(error, PySparkException):
-        step.last_error = explain(step.node.step, step.io, error).summary
-    else:
-        step.last_error = str(error) if error is not None else "the query stopped"
+    step.last_error = f"step '{step.step_id}': {reason}"
     delay = min(options.max_backoff_s, options.backoff_s * 2 ** (step.failures - 1))
     step.restart_at = now + delay

@@ -108,23 +108,11 @@ def _settings(args: argparse.Namespace):  # -> SpliceSettings
                                    connect_url=getattr(args, "connect", None))
 
 
-def _pipelines(path: str) -> list[str]:
-    """The pipelines ``path`` names: itself, or each pipeline of a folder of
-    pipelines (found as the Dagster definitions find them)."""
-    from splice.compile import pipeline_paths
-
-    found = [str(p) for p in pipeline_paths(path)]
-    if not found:
-        raise FileNotFoundError(f"no pipelines in {path} (a pipeline is a .sql file or a "
-                                "folder of them)")
-    return found
-
-
 def _validate(args: argparse.Namespace) -> int:
-    from splice.compile import compile_path
+    from splice.compile import compile_path, pipeline_paths
 
     failed = False
-    for path in [p for given in args.paths for p in _pipelines(given)]:
+    for path in [p for arg in args.paths for p in pipeline_paths(arg)]:
         try:
             pipeline = compile_path(path)
         except SqlErrors as err:
@@ -137,14 +125,10 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from splice.compile import analyze_path
+    from splice.compile import analyze_path, pipeline_paths
     from splice.explain import explain_pipeline
 
-    paths = _pipelines(args.path)
-    for path in paths:
-        if len(paths) > 1:
-            print(f"== {path}")
-        print(explain_pipeline(analyze_path(path)))
+    print("\n\n".join(explain_pipeline(analyze_path(p)) for p in pipeline_paths(args.path)))
     return 0
 
 
@@ -153,26 +137,28 @@ def _run(args: argparse.Namespace) -> int:
     from engine.lock import LockBusy
     from engine.maintenance import MaintenanceFailed
     from runtime.runner import StepFailed
-    from splice.compile import compile_path
+    from splice.compile import compile_path, pipeline_paths
 
-    paths = _pipelines(args.path)
-    pipelines = [compile_path(path) for path in paths]  # every SQL error before any run
+    # Every pipeline under a folder of pipelines (as Dagster loads them):
+    # all compile before any runs; one failing does not stop the others.
+    pipelines = [compile_path(p) for p in pipeline_paths(args.path)]
     rebuild = [t.strip() for arg in args.rebuild for t in arg.split(",") if t.strip()]
-    try:
-        for path, pipeline in zip(paths, pipelines, strict=True):
-            if len(paths) > 1:
-                print(f"\n== pipeline '{pipeline.name}' ({path})", flush=True)
+    failed = 0
+    for pipeline in pipelines:
+        if len(pipelines) > 1:
+            print(f"\n== pipeline '{pipeline.name}' ({pipeline.origin})", flush=True)
+        try:
             run_and_report(pipeline, settings=_settings(args), rebuild=rebuild,
                            parallel=args.parallel, wait=args.wait)
-    except (StepFailed, DefinitionChanged, LockBusy, MaintenanceFailed) as err:
-        print(f"\nsplice: {err}", file=sys.stderr)
-        if isinstance(err, StepFailed):
-            print(f"(the whole error is in {_log_detail(err)})", file=sys.stderr)
-        return 1
-    except KeyError as err:  # --rebuild named no step of the pipeline
-        print(f"splice: {err.args[0]}", file=sys.stderr)
-        return 2
-    return 0
+        except (StepFailed, DefinitionChanged, LockBusy, MaintenanceFailed) as err:
+            failed += 1
+            print(f"\nsplice: {err}", file=sys.stderr)
+            if isinstance(err, StepFailed):
+                print(f"(the whole error is in {_log_detail(err)})", file=sys.stderr)
+        except KeyError as err:  # --rebuild named no step of the pipeline
+            print(f"splice: {err.args[0]}", file=sys.stderr)
+            return 2
+    return 1 if failed else 0
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -120,3 +120,47 @@ def test_validate_rejects_a_name_outside_the_warehouse(tmp_path: Path, capsys) -
     assert main(["validate", str(bad)]) == 1
     out = capsys.readouterr().out
     assert out.startswith(f"{bad}:2:13: the output name '../../../tmp/x' holds a path separator")
+
+
+def _two_pipelines(tmp_path: Path) -> Path:
+    folder = tmp_path / "pipelines"
+    (folder / "first").mkdir(parents=True)
+    (folder / "first" / "p.sql").write_text(
+        "CREATE STREAM s (id INT, v STRING) WITH (location='s1', key='id');\n"
+        "INSERT INTO out_one SELECT STREAM id, v FROM s;\n")
+    (folder / "second.sql").write_text(
+        "CREATE STREAM s (id INT, v STRING) WITH (location='s2', key='id');\n"
+        "INSERT INTO out_two SELECT STREAM id, v FROM s WHERE id > 1;\n")
+    return folder
+
+
+def test_validate_and_explain_take_a_folder_of_pipelines(tmp_path: Path, capsys) -> None:
+    folder = _two_pipelines(tmp_path)
+    assert main(["validate", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert f"{folder / 'first'}: ok, pipeline 'first'" in out
+    assert f"{folder / 'second.sql'}: ok, pipeline 'second'" in out
+    assert main(["explain", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "pipeline first:" in out and "pipeline second:" in out
+    assert main(["validate", str(tmp_path / "nothing")]) == 2
+
+
+def test_run_takes_a_folder_of_pipelines(tmp_path: Path, spark, capsys) -> None:
+    from engine.io import StepIO
+    from resources.warehouse import WarehouseResource
+    from splice.cases import append_rows
+    from splice.compile import compile_path
+
+    folder = _two_pipelines(tmp_path)
+    warehouse = WarehouseResource(root=str(tmp_path / "wh"))
+    for path in (folder / "first", folder / "second.sql"):
+        pipeline = compile_path(path)
+        io = StepIO(spark=spark, warehouse=warehouse, pipeline=pipeline)
+        append_rows(io, pipeline.sources["s"], [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}])
+    assert main(["run", str(folder), "--warehouse", warehouse.root]) == 0
+    out = capsys.readouterr().out
+    assert "== pipeline 'first'" in out and "== pipeline 'second'" in out
+    rows = {name: sorted(r["v"] for r in spark.read.format("delta").load(
+        warehouse.output_path(name)).collect()) for name in ("out_one", "out_two")}
+    assert rows == {"out_one": ["a", "b"], "out_two": ["b"]}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from dagster import AssetKey, materialize
 
@@ -26,7 +28,7 @@ def test_definitions_show_one_asset_per_step_with_dependencies(warehouse) -> Non
     assert "demo/customersTable" in join_parents
     assert any(k.startswith("demo/ordersStream") for k in join_parents)
     assert defs.resolve_job_def("demo_job") is not None
-    assert {s.name for s in defs.sensors} == {"demo_new_data"}
+    assert {s.name for s in defs.sensors} == {"demo_new_data", "demo_tables_changed"}
 
 
 @pytest.mark.spark
@@ -65,3 +67,89 @@ def test_definitions_refuse_two_folders_with_one_pipeline_name(tmp_path, warehou
         build_definitions(compile_all(tmp_path), warehouse, SparkResource())
     assert str(refused.value) == (f"{tmp_path}/my-demo and {tmp_path}/my_demo both compile to "
                                   "pipeline 'my_demo'; rename one of the two")
+
+
+@pytest.mark.spark
+def test_standard_metadata_and_a_schema_never_emptied(spark, warehouse) -> None:
+    """Dagster's standard metadata keys; the column schema on the asset
+    before any run, from the compiled plan, and kept on a run that read
+    nothing new (which used to record an empty one)."""
+    io = make_io(spark, warehouse, LENSES_LEFT, name="honest")
+    assets = build_assets(io.pipeline)
+    specs = {s.key.to_user_string(): s for a in assets for s in a.specs}
+    schema = specs["honest/result"].metadata["dagster/column_schema"]
+    expected = [("_key", "int"), ("name", "string"), ("item", "string"),
+                ("ROWTIME", "timestamp")]
+    assert [(c.name, c.type) for c in schema.columns] == expected
+    assert specs["honest/result"].metadata["dagster/table_name"] == "result"
+
+    append(io, "customers", [{"id": 1, "name": "John"}])
+    append(io, "orders", [{"id": 1, "customer_id": 1, "item": "Computer"},
+                          {"id": 2, "customer_id": 3, "item": "Keyboard"}])
+    resources = {"spark": SparkResource(), "warehouse": warehouse}
+    for run in range(2):  # the second run reads nothing new
+        result = materialize(assets, resources=resources)
+        meta = {e.asset_key.to_user_string(): e.materialization.metadata
+                for e in result.get_asset_materialization_events()}["honest/result"]
+        assert meta["dagster/row_count"].value == 2, run
+        assert meta["dagster/table_name"].value == "result"
+        assert meta["dagster/uri"].value == io.table_path(io.pipeline.outputs["result"])
+        assert [(c.name, c.type) for c in meta["dagster/column_schema"].value.columns] \
+            == expected, run
+        assert meta["skipped_no_new_input"].value == (run == 1)
+
+
+@pytest.mark.spark
+def test_two_overlapping_dagster_runs_end_well_and_write_once(spark, warehouse) -> None:
+    """Two materializations of one pipeline's assets at once (a sensor's run
+    and a manual launch): the second waits for the pipeline's lock, both
+    succeed, and every row is written once."""
+    io = make_io(spark, warehouse, LENSES_LEFT, name="overlap")
+    append(io, "customers", [{"id": 1, "name": "John"}])
+    append(io, "orders", [{"id": i, "customer_id": 1, "item": f"item {i}"} for i in range(50)])
+    assets = build_assets(io.pipeline)
+    results = []
+
+    def launch() -> None:
+        results.append(materialize(assets, resources={"spark": SparkResource(),
+                                                      "warehouse": warehouse}))
+
+    threads = [threading.Thread(target=launch) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(600)
+    assert [r.success for r in results] == [True, True]
+    rows = output_rows(io, "result", "name", "item")
+    assert len(rows) == 50 and len(set(rows)) == 50
+
+
+@pytest.mark.spark
+def test_the_tables_sensor_reports_writes_made_outside_dagster(spark, warehouse) -> None:
+    """Tables written by runs outside Dagster (as splice serve writes them)
+    become materializations of their assets: only the tables that changed."""
+    from dagster import build_sensor_context
+
+    from orchestration.assets import asset_keys
+    from orchestration.table_sensor import tables_sensor
+    from runtime.runner import run_pipeline
+
+    io = make_io(spark, warehouse, LENSES_LEFT, name="served")
+    sensor = tables_sensor(io.pipeline, asset_keys(io.pipeline), warehouse)
+    append(io, "customers", [{"id": 1, "name": "John"}])
+    append(io, "orders", [{"id": 1, "customer_id": 1, "item": "Computer"}])
+    run_pipeline(io.pipeline, io)
+    first = sensor.evaluate_tick(build_sensor_context(cursor=None))
+    assert first.asset_events == [] and first.cursor
+
+    append(io, "orders", [{"id": 2, "customer_id": 1, "item": "Mouse"}])
+    run_pipeline(io.pipeline, io)
+    second = sensor.evaluate_tick(build_sensor_context(cursor=first.cursor))
+    reported = {e.asset_key.to_user_string(): e.metadata["delta_version"].value
+                for e in second.asset_events}
+    assert set(reported) == {"served/ordersStream", "served/ordersStream_by_customer_id",
+                             "served/result"}
+    result = io.table_path(io.pipeline.outputs["result"])
+    assert reported["served/result"] == delta_version(spark, result)
+    third = sensor.evaluate_tick(build_sensor_context(cursor=second.cursor))
+    assert third.asset_events == [] and third.skip_message == "no table changed"

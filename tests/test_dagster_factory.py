@@ -226,3 +226,52 @@ def test_hidden_steps_run_inside_the_output_asset(spark, warehouse, tmp_path: Pa
         "customersTable": 1, "ordersStream": 1, "ordersStream_by_customer_id": 1}
     assert output_rows(io, "result", "name", "item") == [
         ("Ann", "Mouse"), ("John", "Computer"), (None, "Keyboard")]
+
+
+def test_a_broken_pipeline_does_not_hide_the_others(tmp_path, warehouse) -> None:
+    """The healthy pipeline loads whole; the broken one is one asset whose
+    description lists every SQL error of its file, and whose
+    materialization fails with them."""
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "p.sql").write_text(
+        "CREATE STREAM s (id INT) WITH (location='s');\n"
+        "INSERT INTO good_out SELECT STREAM id FROM s;\n")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "p.sql").write_text(
+        "CREATE STREAM s (id INT) WITH (location='s2');\n"
+        "INSERT INTO bad_out SELECT STREAM nope FROM s;\n"
+        "INSERT INTO bad_two SELECT STREAM id FROM missing;\n")
+    defs = splice_definitions(tmp_path, warehouse=warehouse, spark=SparkResource())
+    keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
+    assert {"good/s", "good/good_out", "bad/sql_errors"} <= keys
+    assert not any(k.startswith("bad/") and k != "bad/sql_errors" for k in keys)
+    errors = defs.resolve_assets_def(AssetKey(["bad", "sql_errors"]))
+    description = errors.specs_by_key[AssetKey(["bad", "sql_errors"])].description
+    assert "pipeline 'bad'" in description and "2 error(s)" in description
+    assert f"{tmp_path / 'bad' / 'p.sql'}:2:" in description and "nope" in description
+    assert f"{tmp_path / 'bad' / 'p.sql'}:3:" in description and "missing" in description
+    result = materialize([errors], raise_on_error=False)
+    assert not result.success
+    [failure] = result.get_step_failure_events()
+    assert "nope" in failure.step_failure_data.user_failure_data.description
+
+
+def test_each_asset_has_its_pipelines_pool_and_the_configured_retries(monkeypatch) -> None:
+    monkeypatch.setenv("SPLICE_DAGSTER_RETRIES", "2")
+    assets = splice_assets(compile_path(DEMO))
+    assert {a.op.pool for a in assets} == {"splice_demo"}
+    assert {(a.op.retry_policy.max_retries, a.op.retry_policy.delay) for a in assets} == {(2, 10)}
+    monkeypatch.delenv("SPLICE_DAGSTER_RETRIES")
+    assert {a.op.retry_policy for a in splice_assets(compile_path(DEMO))} == {None}
+
+
+def test_steps_are_eager_by_default_and_sources_are_not(monkeypatch) -> None:
+    monkeypatch.delenv("SPLICE_AUTOMATION", raising=False)
+    conditions = {a.key.path[-1]: a.specs_by_key[a.key].automation_condition
+                  for a in splice_assets(compile_path(DEMO))}
+    assert conditions["customers"] is None and conditions["orders"] is None
+    assert conditions["orders_enriched"] == AutomationCondition.eager()
+    assert conditions["customersTable"] == AutomationCondition.eager()
+    monkeypatch.setenv("SPLICE_AUTOMATION", "none")
+    assert {a.specs_by_key[a.key].automation_condition
+            for a in splice_assets(compile_path(DEMO))} == {None}

@@ -161,6 +161,9 @@ def test_a_dagster_materialization_failure_says_the_root_cause(spark, tmp_path):
     assert description.startswith(
         f"step 't' (project, from dagcast.sql:2:1) failed: {CAST_CAUSE}")
     assert description.endswith("(while writing micro-batch 0)")
+    # the JVM's own log of the failure, copied into the step's failure
+    assert "CAST_INVALID_INPUT" in failures[0].step_failure_data.user_failure_data.metadata[
+        "jvm_log"].value
 
 
 def test_splice_test_prints_the_root_cause(spark, tmp_path, capsys):
@@ -178,3 +181,40 @@ def test_splice_test_prints_the_root_cause(spark, tmp_path, capsys):
     assert "FAIL cast-fails" in out
     assert f"  step 't' (project, from cast.yaml:2:1) failed: {CAST_CAUSE}" in out
     _no_stack(out)
+
+
+def _dagster_failure(io, wh) -> str:
+    result = materialize(build_assets(io.pipeline), raise_on_error=False,
+                         resources={"spark": SparkResource(), "warehouse": wh})
+    assert not result.success
+    [failure] = [e for e in result.all_events if e.is_step_failure]
+    return failure.step_failure_data.user_failure_data.description
+
+
+def test_dagster_names_a_corrupted_log_and_a_missing_source(spark, tmp_path):
+    """What a Dagster user sees for a corrupted source log and for a source
+    path that does not exist: the step, its SQL position, the input, the
+    cause; no stack trace."""
+    wh = WarehouseResource(root=str(tmp_path / "wh"))
+    io = make_io(spark, wh, CUSTOMERS, name="dagcorrupt")
+    append(io, "customers", [{"id": 1, "name": "a"}])
+    append(io, "customers", [{"id": 2, "name": "b"}])
+    path = io.table_path(io.pipeline.sources["customers"])
+    with open(os.path.join(path, "_delta_log", "00000000000000000001.json"), "w") as fh:
+        fh.write("not json {{{\n")
+    said = _dagster_failure(io, wh)
+    assert said.startswith(
+        f"step 'customers' (source, from dagcorrupt.sql:1:1) failed: source 'customers' "
+        f"(declared at dagcorrupt.sql:1:1) cannot be read from the Delta table at {path}: "
+        f"[FAILED_READ_FILE.NO_HINT] Encountered error while reading file ")
+    _no_stack(said)
+
+    where = f"file:{tmp_path}/nowhere/customers"
+    io = make_io(spark, wh, CUSTOMERS.replace("location='customers'", f"location='{where}'"),
+                 name="dagmissing")
+    said = _dagster_failure(io, wh)
+    assert said == (
+        f"step 'customers' (source, from dagmissing.sql:1:1) failed: source 'customers' "
+        f"(declared at dagmissing.sql:1:1) cannot be read from the Delta table at {where}: "
+        f"[PATH_NOT_FOUND] Path does not exist: {where}; check the table, or the source's "
+        "location")

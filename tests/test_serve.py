@@ -119,3 +119,32 @@ def test_splice_serve_stops_cleanly_on_sigterm(spark, tmp_path) -> None:
     assert "result: 2 rows in 1 micro-batches, stopped" in text
     assert output_rows(io, "result", "name", "item") == [
         ("Ann", "Mouse"), ("Frank", "Pen"), ("John", "Computer"), (None, "Keyboard")]
+
+
+def test_a_failed_query_is_reported_and_restarted(spark, tmp_path) -> None:
+    """A source table replaced under a served step (another schema): the
+    step's query fails; serve reports the cause, restarts it after its
+    back-off (failing again here), and the other queries go on."""
+    io = make_io(spark, WarehouseResource(root=str(tmp_path / "wh")), LENSES_LEFT, name="fail")
+    _add(io, 0)
+    stop, started, reports = threading.Event(), threading.Event(), []
+    worker = threading.Thread(target=lambda: reports.append(serve(
+        io.pipeline, io, stop, on_report=reports.append, on_started=started.set,
+        options=ServeOptions(interval_s=0.5, report_every_s=1.0, backoff_s=1.0))))
+    worker.start()
+    try:
+        assert started.wait(300), "serve did not start"
+        orders = io.warehouse.source_path(io.pipeline.sources["orders"].location)
+        (spark.createDataFrame([(1, "x")], "id INT, note STRING").write.format("delta")
+         .mode("overwrite").option("overwriteSchema", "true").save(orders))
+        def failed_twice() -> bool:
+            return bool(reports) and any("ordersStream: " in line and "2 failures" in line
+                                         for line in reports[-1])
+        _until(failed_twice, seen=lambda: reports[-1] if reports else "")
+    finally:
+        stop.set()
+        worker.join(120)
+    served = {s.step_id: s for s in reports[-1]}
+    assert served["ordersStream"].failures >= 2
+    assert "ordersStream" in served["ordersStream"].last_error
+    assert served["customersTable"].failures == 0

@@ -1,0 +1,132 @@
+"""The interval join of bench/interval_join_bench.py with both inputs read
+from Kafka topics, against the same join hand-written in PySpark reading the
+same topics (issue 15).
+
+A broker the project starts (splice/kafka_broker.py) holds two topics of
+``--rows`` JSON records each (2 partitions, keyed by the order id). Splice
+runs its whole pipeline: the two Kafka source steps (topic to the source's
+Delta table, JSON decoded, bad records to the dead letter) and the join
+step. The hand-written job reads both topics with Spark's Kafka source,
+decodes the JSON, joins with the same watermarks and condition and appends
+to Delta, in one query. Each round is a first run of both (a new pipeline,
+a new checkpoint: every record read from the earliest offset); rows per
+second of the whole run are compared, best of the rounds.
+
+    .venv/bin/python bench/kafka_interval_bench.py [--rows 1000000] [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import tempfile
+import time
+from pathlib import Path
+
+from common import alternate, arguments, write_hand_written
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from engine.io import StepIO
+from engine.kafka_topics import Record, create_topic, produce
+from engine.session import start_session
+from engine.settings import SpliceSettings, Warehouse
+from runtime.runner import run_steps
+from splice.compile import compile_text
+from splice.kafka_broker import start_broker, stop_broker
+
+KAFKA = "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0"
+SQL = """
+CREATE STREAM orders (id BIGINT, customer BIGINT, amount DOUBLE, ts TIMESTAMP)
+  WITH (format='kafka', topic='orders', key='id', timestamp='ts');
+CREATE STREAM payments (order_id BIGINT, paid DOUBLE, ts TIMESTAMP)
+  WITH (format='kafka', topic='payments', key='order_id', timestamp='ts');
+INSERT INTO paid_orders_{tag}
+SELECT o.id, o.customer, o.amount, p.paid
+FROM orders o JOIN payments p WITHIN 1 MINUTE ON o.id = p.order_id;
+"""
+START = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+
+
+def fill_topics(bootstrap: str, rows: int) -> None:
+    """``rows`` orders a millisecond apart and one payment each, 0-49 s later."""
+    for topic in ("orders", "payments"):
+        create_topic(bootstrap, topic, partitions=2)
+    base = START.timestamp()
+
+    def iso(ms: int) -> str:
+        return dt.datetime.fromtimestamp(base + ms / 1000, dt.UTC).isoformat()
+
+    produce(bootstrap, "orders", (Record(
+        {"id": i, "customer": i % 10_000, "amount": i % 997 + 0.5, "ts": iso(i)}, key=str(i))
+        for i in range(rows)))
+    produce(bootstrap, "payments", (Record(
+        {"order_id": i, "paid": i % 997 + 0.5, "ts": iso(i + (i % 50) * 1000)}, key=str(i))
+        for i in range(rows)))
+
+
+def splice_run(spark: SparkSession, bootstrap: str, root: Path, tag: str) -> tuple[float, int]:
+    pipeline = compile_text(SQL.format(tag=tag), file=f"kafka_{tag}.sql", name=f"kafka_{tag}")
+    io = StepIO(spark=spark, warehouse=Warehouse(root=str(root)), pipeline=pipeline,
+                kafka_bootstrap=bootstrap)
+    began = time.monotonic()
+    run_steps(pipeline, io)
+    seconds = time.monotonic() - began
+    output = io.table_path(pipeline.outputs[f"paid_orders_{tag}"])
+    return seconds, spark.read.format("delta").load(output).count()
+
+
+def hand_run(spark: SparkSession, bootstrap: str, root: Path) -> tuple[float, int]:
+    """The same join as one writes it with PySpark over the two topics."""
+    began = time.monotonic()
+
+    def topic(name: str, schema: str, alias: str):
+        raw = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+               .option("subscribe", name).option("startingOffsets", "earliest").load())
+        decoded = raw.select(F.from_json(F.col("value").cast("string"), schema).alias("v"))
+        return decoded.select("v.*").withWatermark("ts", "0 seconds").alias(alias)
+
+    orders = topic("orders", "id BIGINT, customer BIGINT, amount DOUBLE, ts TIMESTAMP", "o")
+    payments = topic("payments", "order_id BIGINT, paid DOUBLE, ts TIMESTAMP", "p")
+    joined = orders.join(payments, F.expr(
+        "o.id = p.order_id AND p.ts BETWEEN o.ts - INTERVAL 1 MINUTE AND o.ts + INTERVAL 1 MINUTE"))
+    out = joined.select(F.col("o.id").alias("_key"), "o.id", "o.customer", "o.amount", "p.paid",
+                        F.greatest("o.ts", "p.ts").alias("ROWTIME"))
+    return write_hand_written(out, root, began)
+
+
+def main() -> None:
+    args = arguments(__doc__.splitlines()[0], "records per topic")
+    work = Path(tempfile.mkdtemp(prefix="splice-kafka-bench-"))
+    broker = start_broker(work / "broker")
+    try:
+        spark = start_session(SpliceSettings.from_env(driver_memory="6g", packages=(KAFKA,)))
+        began = time.monotonic()
+        fill_topics(broker.bootstrap, args.rows)
+        print(f"produced {args.rows:,} records to each of 2 topics in "
+              f"{time.monotonic() - began:.1f} s", flush=True)
+        counts: dict[str, int] = {}
+
+        def splice(n: int) -> float:
+            seconds, counts["splice"] = splice_run(spark, broker.bootstrap, work / f"wh{n}",
+                                                   str(n))
+            print(f"round {n}: splice  {seconds:6.1f} s  {counts['splice'] / seconds:10,.0f} "
+                  f"rows/s ({counts['splice']:,} rows; sources and join)", flush=True)
+            return seconds
+
+        def hand(n: int) -> float:
+            seconds, counts["hand"] = hand_run(spark, broker.bootstrap, work / f"hand{n}")
+            print(f"round {n}: pyspark {seconds:6.1f} s  {counts['hand'] / seconds:10,.0f} "
+                  "rows/s", flush=True)
+            return seconds
+
+        times = alternate(args.rounds, splice, hand)
+        assert counts["splice"] == counts["hand"] == args.rows, f"rows differ: {counts}"
+        print(f"best: splice {args.rows / times.best_splice:,.0f} rows/s, hand-written "
+              f"{args.rows / times.best_other:,.0f} rows/s, ratio {times.ratio_of_rates():.3f}; "
+              f"median ratio {times.median_ratio_of_rates():.3f} (goal: at least 0.95)")
+    finally:
+        stop_broker(work / "broker")
+
+
+if __name__ == "__main__":
+    main()
