@@ -128,7 +128,11 @@ def _explain(args: argparse.Namespace) -> int:
     from splice.compile import analyze_path, pipeline_paths
     from splice.explain import explain_pipeline
 
-    print("\n\n".join(explain_pipeline(analyze_path(p)) for p in pipeline_paths(args.path)))
+    paths = pipeline_paths(args.path)
+    for path in paths:
+        if len(paths) > 1:
+            print(f"== {path}")
+        print(explain_pipeline(analyze_path(path)))
     return 0
 
 

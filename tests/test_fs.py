@@ -63,17 +63,11 @@ def test_a_local_path_and_its_file_uri_are_one_file(tmp_path: Path) -> None:
     assert fs.read_text(None, f"file:{tmp_path}/m.json") == "42"
 
 
-def test_s3a_without_s3fs_names_the_fix() -> None:
-    """s3fs is not a dependency yet (S3 is a later issue)."""
-    try:
-        import s3fs  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("s3fs is installed here")
+def test_a_scheme_without_its_fsspec_package_names_the_fix() -> None:
+    """gcsfs is not pinned (only S3 is), so gs:// names the package to add."""
     with pytest.raises(fs.FileSystemUnavailable) as err:
-        fs.exists(None, "s3a://bucket/wh/_splice/p/owner.json")
+        fs.exists(None, "gs://bucket/wh/_splice/p/owner.json")
     text = str(err.value)
-    assert text.startswith("no file system for s3a:// URIs (")
-    assert text.endswith("install s3fs next to Splice to use a warehouse there")
+    assert text.startswith("no file system for gs:// URIs (")
+    assert text.endswith("install gcsfs next to Splice to use a warehouse there")
     assert "\n" not in text

@@ -127,5 +127,5 @@ def test_the_cli_takes_a_folder_of_pipelines(tmp_path: Path, capsys) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     assert main(["run", str(empty)]) == 2
-    assert capsys.readouterr().err == (f"splice: no pipelines in {empty} (a pipeline is a .sql "
-                                       "file or a folder of them)\n")
+    err = capsys.readouterr().err
+    assert err == f"splice: no .sql files in {empty}, nor in a folder under it\n"
