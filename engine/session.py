@@ -113,6 +113,12 @@ def is_connect(spark: Any) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
+def own_session(spark: Any) -> Any:
+    """A session of its own (settings apart, one SparkContext), or under
+    Spark Connect, which cannot clone a session, ``spark`` itself."""
+    return spark if is_connect(spark) else spark.newSession()
+
+
 def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (lazy import)
     """The process's SparkSession: the active one if there is one, else a new
     one built from ``settings`` (from the environment when None)."""

@@ -44,6 +44,7 @@ from engine.maintenance import MaintenancePolicy, after_run
 from engine.nodes import PhysicalNode
 from engine.progress import RunProgress, is_no_data_batch
 from engine.query import BatchTarget, Sink, StepQuery
+from engine.session import own_session
 from operators.file_manifest import ChangedFile
 from operators.sources import SourceError
 from runtime.planner import planned
@@ -333,7 +334,7 @@ def run_steps(pipeline: Pipeline, io: StepIO,
         if on_step:
             with lock:
                 on_step(index[step.id], step, None)
-        report = run_step(step, replace(io, spark=io.spark.newSession()), checked=True)
+        report = run_step(step, replace(io, spark=own_session(io.spark)), checked=True)
         if on_step:
             with lock:
                 on_step(index[step.id], step, report)
