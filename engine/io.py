@@ -55,6 +55,15 @@ class StepIO:
     # (SpliceSettings.kafka_bootstrap; None: SPLICE_KAFKA_BOOTSTRAP).
     kafka_bootstrap: str | None = None
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Under Spark Connect a micro-batch's function runs in the server's
+        Python worker and is pickled there with what it holds: a StepIO
+        travels without the client's session (and its stream reader), and
+        takes the worker's session (the micro-batch's) on arrival."""
+        # A plain layout: a Dagster resource (a subclass) holds locks.
+        layout = Warehouse(root=self.warehouse.root)
+        return _restored_io, (layout, self.pipeline, self.kafka_bootstrap)
+
     def table_path(self, step: Step) -> str:
         if isinstance(step, SourceStep):
             if step.format == "delta":
@@ -126,6 +135,12 @@ def commits_since(spark: SparkSession, path: str, version: int | None) -> list[d
             if "commitInfo" in action:
                 infos.append(action["commitInfo"])
     return infos
+
+
+def _restored_io(warehouse: Warehouse, pipeline: Pipeline,
+                 kafka_bootstrap: str | None) -> StepIO:
+    return StepIO(spark=SparkSession.active(), warehouse=warehouse, pipeline=pipeline,
+                  kafka_bootstrap=kafka_bootstrap)
 
 
 def rows_written_since(spark: SparkSession, path: str, version: int | None) -> int:
