@@ -18,7 +18,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
-from engine import faults, fs
+from engine import delta_sql, faults, fs
+from engine.delta_sql import create_if_absent, insert_values, update_set
 from engine.settings import Warehouse
 from sql.columns import KEY as KEY  # re-exported: defined once in sql/columns.py
 from sql.columns import ROWTIME as ROWTIME
@@ -53,6 +54,15 @@ class StepIO:
     # The Kafka brokers of topic sources whose statement names none
     # (SpliceSettings.kafka_bootstrap; None: SPLICE_KAFKA_BOOTSTRAP).
     kafka_bootstrap: str | None = None
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Under Spark Connect a micro-batch's function runs in the server's
+        Python worker and is pickled there with what it holds: a StepIO
+        travels without the client's session (and its stream reader), and
+        takes the worker's session (the micro-batch's) on arrival."""
+        # A plain layout: a Dagster resource (a subclass) holds locks.
+        layout = Warehouse(root=self.warehouse.root)
+        return _restored_io, (layout, self.pipeline, self.kafka_bootstrap)
 
     def table_path(self, step: Step) -> str:
         if isinstance(step, SourceStep):
@@ -127,6 +137,12 @@ def commits_since(spark: SparkSession, path: str, version: int | None) -> list[d
     return infos
 
 
+def _restored_io(warehouse: Warehouse, pipeline: Pipeline,
+                 kafka_bootstrap: str | None) -> StepIO:
+    return StepIO(spark=SparkSession.active(), warehouse=warehouse, pipeline=pipeline,
+                  kafka_bootstrap=kafka_bootstrap)
+
+
 def rows_written_since(spark: SparkSession, path: str, version: int | None) -> int:
     """Rows added, changed or deleted by the commits after ``version``,
     from Delta's own operation metrics."""
@@ -149,26 +165,21 @@ def ensure_table(spark: SparkSession, path: str, schema: StructType,
     """Create an empty Delta table at ``path`` unless one is there, so that
     readers downstream find it before the first row arrives.
 
-    Delta's table builder writes the first commit alone, with no Spark job
+    ``CREATE TABLE`` writes the first commit alone, with no Spark job
     (writing an empty DataFrame cost twice as long here, for every step and
     dead-letter table). Every field is stored nullable, as a DataFrame write
-    stores it: the builder would keep NOT NULL flags as constraints and refuse
-    a later row."""
-    from delta.tables import DeltaTable
-
+    stores it: NOT NULL flags would become constraints that refuse a later
+    row."""
     if delta_exists(spark, path):
         return
-    builder = (DeltaTable.createIfNotExists(spark).location(path)
-               .addColumns(_nullable(schema)))
-    if change_feed:
-        # Tables are maintained by MERGE: the change feed lets the next step
-        # read their changes. Deletion vectors stay off: with them every
-        # query planned over the table ran one more Spark job (Delta's data
-        # skipping), and a stream-table join plans its table read in every
-        # micro-batch; tables without them are also readable by Delta readers
-        # that predate table features (docs/DECISIONS.md, "Tables").
-        builder = builder.property("delta.enableChangeDataFeed", "true")
-    builder.execute()
+    # Tables are maintained by MERGE: the change feed lets the next step
+    # read their changes. Deletion vectors stay off: with them every query
+    # planned over the table ran one more Spark job (Delta's data skipping),
+    # and a stream-table join plans its table read in every micro-batch;
+    # tables without them are also readable by Delta readers that predate
+    # table features (docs/DECISIONS.md, "Tables").
+    create_if_absent(spark, path, _nullable(schema),
+                     {"delta.enableChangeDataFeed": "true"} if change_feed else None)
 
 
 def _nullable(typ: DataType) -> Any:
@@ -255,9 +266,6 @@ def merge_by_key(spark: SparkSession, path: str, rows: DataFrame, delete: str,
     MERGE, marked with Delta's idempotent-DML ids, so a replayed micro-batch
     changes nothing. ``step_id`` names the step for the kill point inside
     the MERGE (engine/faults.py)."""
-    from delta.tables import DeltaTable
-
-    values = {c: f"s.`{c}`" for c in columns}
     killer = faults.merge_killer(step_id)
     if killer is not None:
         # A run armed to die inside this MERGE: the source as plain rows (a
@@ -266,12 +274,11 @@ def merge_by_key(spark: SparkSession, path: str, rows: DataFrame, delete: str,
         spark.conf.set("spark.databricks.delta.merge.materializeSource", "none")
         rows = spark.createDataFrame(rows.collect(), rows.schema).where(killer)
     with IdempotentDml(spark, txn_app, batch_id):
-        (DeltaTable.forPath(spark, path).alias("t")
-         .merge(rows.alias("s"), "t._key <=> s._key")
-         .whenMatchedDelete(condition=f"s.{delete}")
-         .whenMatchedUpdate(condition=f"NOT s.{delete}", set=values)
-         .whenNotMatchedInsert(condition=f"NOT s.{delete}", values=values)
-         .execute())
+        delta_sql.merge(spark, path, rows, "t._key <=> s._key", [
+            f"WHEN MATCHED AND s.{delete} THEN DELETE",
+            f"WHEN MATCHED AND NOT s.{delete} THEN UPDATE SET {update_set(columns, 's')}",
+            f"WHEN NOT MATCHED AND NOT s.{delete} THEN INSERT {insert_values(columns, 's')}",
+        ])
 
 
 def empty_like(spark: SparkSession, schema: StructType) -> DataFrame:

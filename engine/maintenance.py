@@ -45,7 +45,9 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from engine import fs
+from engine.delta_sql import table_ref
 from engine.io import StepIO, delta_exists
+from engine.session import own_session
 from sql.plan import SourceStep
 
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
@@ -112,21 +114,22 @@ def maintain(io: StepIO, policy: MaintenancePolicy,
     the tables' logs. Runs in a session of its own: the retention check is
     switched off there only, and only when the retention is below Delta's
     minimum."""
-    from delta.tables import DeltaTable
-
-    session = io.spark.newSession()
+    session = own_session(io.spark)
     if policy.retain_hours < DELTA_MIN_RETAIN_HOURS:
         session.conf.set(RETENTION_CHECK, "false")
     reports = []
     tables = maintained_tables(io)
-    for path in tables:
-        with _failing(path):
-            table = DeltaTable.forPath(session, path)
-            _set_properties(session, table, path, _wanted(policy))
-            metrics = table.optimize().executeCompaction().collect()[0]["metrics"]
-            table.vacuum(policy.retain_hours)
-        reports.append(TableMaintenance(path, int(metrics["numFilesRemoved"]),
-                                        int(metrics["numFilesAdded"])))
+    try:
+        for path in tables:
+            with _failing(path):
+                _set_properties(session, path, _wanted(policy))
+                metrics = session.sql(f"OPTIMIZE {table_ref(path)}").collect()[0]["metrics"]
+                session.sql(f"VACUUM {table_ref(path)} RETAIN {policy.retain_hours} HOURS")
+            reports.append(TableMaintenance(path, int(metrics["numFilesRemoved"]),
+                                            int(metrics["numFilesAdded"])))
+    finally:
+        if policy.retain_hours < DELTA_MIN_RETAIN_HOURS:
+            session.conf.unset(RETENTION_CHECK)  # the session may be shared (Connect)
     catch_up()
     for path in tables:
         with _failing(path):
@@ -156,20 +159,19 @@ def _wanted(policy: MaintenancePolicy) -> dict[str, str]:
     return wanted
 
 
-def _set_properties(session: SparkSession, table: object, path: str,
-                    wanted: dict[str, str]) -> None:
+def _set_properties(session: SparkSession, path: str, wanted: dict[str, str]) -> None:
     """Set table properties unless the table has them already: a metadata
     commit, without data change, only when the policy changed."""
-    properties = table.detail().collect()[0]["properties"] or {}  # type: ignore[attr-defined]
+    detail = session.sql(f"DESCRIBE DETAIL {table_ref(path)}").collect()[0]
+    properties = detail["properties"] or {}
     if all(properties.get(k) == v for k, v in wanted.items()):
         return
     _alter(session, path, wanted)
 
 
 def _alter(session: SparkSession, path: str, properties: dict[str, str]) -> None:
-    quoted = path.replace("`", "``")
     settings = ", ".join(f"'{k}' = '{v}'" for k, v in properties.items())
-    session.sql(f"ALTER TABLE delta.`{quoted}` SET TBLPROPERTIES ({settings})")
+    session.sql(f"ALTER TABLE {table_ref(path)} SET TBLPROPERTIES ({settings})")
 
 
 def _clean_log(session: SparkSession, path: str) -> None:

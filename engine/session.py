@@ -117,6 +117,12 @@ def is_connect(spark: Any) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
+def own_session(spark: Any) -> Any:
+    """A session of its own (settings apart, one SparkContext), or under
+    Spark Connect, which cannot clone a session, ``spark`` itself."""
+    return spark if is_connect(spark) else spark.newSession()
+
+
 def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (lazy import)
     """The process's SparkSession: the active one if there is one, else a new
     one built from ``settings`` (from the environment when None)."""
@@ -160,8 +166,40 @@ def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (l
                     "pip install 'pyspark[connect]==4.2.0'") from None
         if not is_connect(spark):
             spark.sparkContext.setLogLevel("ERROR")
+        elif _remote_server(settings):
+            check_connectors(spark, settings)
         configure_files(settings)
         return spark
+
+
+# The data source a connector package provides, by its artifact: what a
+# Connect server must already have, since a client cannot add packages.
+_CONNECTOR_FORMATS = {"spark-sql-kafka-0-10": "kafka"}
+
+
+def check_connectors(spark: Any, settings: SpliceSettings) -> None:
+    """Under Spark Connect the server's classpath is fixed when it starts:
+    each connector the pipeline needs is looked up there before any step
+    runs (analysing a read of its format, which needs no data), so a missing
+    one is one message naming the server's start option, not a step's
+    failure."""
+    for package in settings.packages:
+        artifact = package.split(":")[1].rsplit("_", 1)[0] if package.count(":") == 2 else ""
+        fmt = _CONNECTOR_FORMATS.get(artifact)
+        if fmt is None:
+            continue
+        try:
+            spark.read.format(fmt).load().schema  # noqa: B018  (analysis only)
+        except Exception as err:  # found, the read only lacks its options
+            if "Failed to find data source" not in str(err) and \
+                    "DATA_SOURCE_NOT_FOUND" not in str(err):
+                continue
+            raise SettingsError(
+                f"the pipeline reads '{fmt}', and the Spark Connect server at "
+                f"{settings.connect_url} has no '{fmt}' data source: a Connect client cannot "
+                f"add packages, so start the server with --packages {package} (scripts/"
+                "connect.sh takes SPLICE_SPARK_PACKAGES), or run without "
+                f"{ENV['connect_url']}") from None
 
 
 @contextlib.contextmanager

@@ -21,7 +21,7 @@ setting                     environment variable   default
 ==========================  =====================  ==============================
 ``warehouse``               SPLICE_WAREHOUSE       ``warehouse`` (a folder, or URI)
 ``master``                  SPLICE_SPARK_MASTER    ``local[2]``
-``connect_url``             SPLICE_SPARK_CONNECT   none (``sc://host:15002``)
+``connect_url``             SPLICE_SPARK_REMOTE    none (``sc://host:15002``)
 ``driver_memory``           SPLICE_DRIVER_MEMORY   ``4g``
 ``shuffle_partitions``      SPLICE_SHUFFLE_PARTITIONS  ``2``
 ``packages``                SPLICE_SPARK_PACKAGES  none (comma-separated)
@@ -33,7 +33,8 @@ setting                     environment variable   default
 
 ``kafka_bootstrap`` is the Kafka brokers a source on a topic reads when its
 statement names none (its own ``properties.bootstrap.server`` /
-``bootstrap`` wins).
+``bootstrap`` wins). ``SPLICE_SPARK_CONNECT`` is read as
+``SPLICE_SPARK_REMOTE`` when that is not set (its earlier name).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ DEFAULT_MASTER = "local[2]"
 ENV = {
     "warehouse": "SPLICE_WAREHOUSE",
     "master": "SPLICE_SPARK_MASTER",
-    "connect_url": "SPLICE_SPARK_CONNECT",
+    "connect_url": "SPLICE_SPARK_REMOTE",
     "driver_memory": "SPLICE_DRIVER_MEMORY",
     "shuffle_partitions": "SPLICE_SHUFFLE_PARTITIONS",
     "packages": "SPLICE_SPARK_PACKAGES",
@@ -177,6 +178,8 @@ class SpliceSettings(BaseModel):
             text = env.get(ENV[name], "").strip()
             if text:
                 values[name] = text
+        if "connect_url" not in values and env.get("SPLICE_SPARK_CONNECT", "").strip():
+            values["connect_url"] = env["SPLICE_SPARK_CONNECT"].strip()  # the older name
         partitions = env.get(ENV["shuffle_partitions"], "").strip()
         if partitions:
             values["shuffle_partitions"] = _positive_int(ENV["shuffle_partitions"], partitions)

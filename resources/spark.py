@@ -25,7 +25,7 @@ class SparkResource(ConfigurableResource):
     master: str | None = Field(default=None, description="Spark master URL "
                                "(default SPLICE_SPARK_MASTER, else local[2])")
     connect_url: str | None = Field(default=None, description="Spark Connect URL "
-                                    "(default SPLICE_SPARK_CONNECT; none: not Connect)")
+                                    "(default SPLICE_SPARK_REMOTE; none: not Connect)")
     app_name: str | None = Field(default=None)
     driver_memory: str | None = Field(default=None, description="default "
                                       "SPLICE_DRIVER_MEMORY, else 4g")

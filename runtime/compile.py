@@ -133,7 +133,7 @@ def pipeline_paths(path: str | Path) -> list[Path]:
         raise FileNotFoundError(f"{path}: no such pipeline file or folder")
     nested = path.is_dir() and any(p.is_dir() and any(p.glob("*.sql"))
                                    for p in path.iterdir())
-    if path.is_file() or (not nested and any(path.glob("*.sql"))):
+    if not path.is_dir() or (not nested and any(path.glob("*.sql"))):
         return [path]
     found = discover(path)
     if not found:

@@ -44,6 +44,7 @@ from engine.maintenance import MaintenancePolicy, after_run
 from engine.nodes import PhysicalNode
 from engine.progress import RunProgress, is_no_data_batch
 from engine.query import BatchTarget, Sink, StepQuery
+from engine.session import is_connect, own_session
 from operators.file_manifest import ChangedFile
 from operators.sources import SourceError
 from runtime.planner import planned
@@ -211,24 +212,35 @@ def start_stream(step: Step, io: StepIO, query: StepQuery, path: str, progress: 
     checkpoint = io.checkpoint(step)
     txn = app_id(spark, checkpoint)
 
+    # Under Spark Connect the function below runs in the server's Python
+    # worker: it holds nothing of this client (no session, no streaming
+    # DataFrame, no progress object), and takes its session from the batch.
+    remote = is_connect(spark)
+    tracker = None if remote else progress
+    parts = replace(query, stream=None, outcome=None)
+
     def write(df: DataFrame, batch_id: int) -> None:
-        progress.during_run()
-        if query.sink == Sink.CUSTOM:
-            assert query.writer is not None, f"{step.id}: a custom sink needs a writer"
-            query.writer(df, BatchTarget(spark, path, txn, batch_id, step.id))
-        elif query.sink == Sink.APPEND:
-            if is_no_data_batch(spark, checkpoint, batch_id):
-                _append_any(query.batch(df), path, txn, batch_id)
-            elif _replayed(spark, path, txn, batch_id):
-                _evaluate(query.batch(df))
+        session = df.sparkSession
+        if tracker is not None:
+            tracker.during_run()
+        if parts.sink == Sink.CUSTOM:
+            assert parts.writer is not None, f"{step.id}: a custom sink needs a writer"
+            parts.writer(df, BatchTarget(session, path, txn, batch_id, step.id))
+        elif parts.sink == Sink.APPEND:
+            if is_no_data_batch(session, checkpoint, batch_id):
+                _append_any(parts.batch(df), path, txn, batch_id)
+            elif _replayed(session, path, txn, batch_id):
+                _evaluate(parts.batch(df))
             else:
-                append(query.batch(df), path, txn, batch_id)
+                append(parts.batch(df), path, txn, batch_id)
         else:
-            _merge(spark, query.batch(df), path, query, txn, batch_id, step.id)
+            _merge(session, parts.batch(df), path, parts, txn, batch_id, step.id)
         reached(KillPoint.OUTPUT_COMMITTED, step.id)
 
     streaming = (query.stream.writeStream.outputMode(query.output_mode)
-                 .foreachBatch(recorded(write, checkpoint))
+                 # the server's worker records nothing this client could
+                 # read: its error comes back in the query's exception
+                 .foreachBatch(write if remote else recorded(write, checkpoint))
                  .trigger(**(trigger or {"availableNow": True}))
                  .option("checkpointLocation", checkpoint)
                  .queryName(query.name or f"{io.pipeline.name}:{step.id}")
@@ -333,7 +345,7 @@ def run_steps(pipeline: Pipeline, io: StepIO,
         if on_step:
             with lock:
                 on_step(index[step.id], step, None)
-        report = run_step(step, replace(io, spark=io.spark.newSession()), checked=True)
+        report = run_step(step, replace(io, spark=own_session(io.spark)), checked=True)
         if on_step:
             with lock:
                 on_step(index[step.id], step, report)

@@ -34,6 +34,7 @@ from engine.io import StepIO
 from engine.lock import pipeline_lock
 from engine.nodes import PhysicalNode
 from engine.progress import RunProgress
+from engine.session import own_session
 from operators.sources import SourceError
 from runtime.planner import planned
 from runtime.registry import bind, executor
@@ -125,7 +126,7 @@ def serve(pipeline: Pipeline, io: StepIO, stop: threading.Event,
         run_steps(pipeline, io)  # catch up; every step's table exists after it
         plan = planned(pipeline)
         bound = bind(io, plan)
-        served = [ServedStep(node=plan.node(s.id), io=replace(bound, spark=io.spark.newSession()))
+        served = [ServedStep(node=plan.node(s.id), io=replace(bound, spark=own_session(io.spark)))
                   for s in plan.steps if s.id not in plan.explain]
         trigger = {"processingTime": f"{options.interval_s} seconds"}
         try:

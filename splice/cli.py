@@ -96,7 +96,7 @@ def _spark_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--master", default=None,
                    help="Spark master URL (default SPLICE_SPARK_MASTER, else local[2])")
     p.add_argument("--connect", default=None, metavar="URL",
-                   help="a Spark Connect server, sc://host:port (default SPLICE_SPARK_CONNECT; "
+                   help="a Spark Connect server, sc://host:port (default SPLICE_SPARK_REMOTE; "
                         "overrides --master)")
 
 

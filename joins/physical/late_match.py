@@ -38,6 +38,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
+from engine import delta_sql
+from engine.delta_sql import insert_values
 from engine.io import IdempotentDml, append, ensure_table
 from engine.query import BatchTarget
 from sql.columns import KEY, ROWTIME
@@ -137,8 +139,6 @@ class LateMatch:
                         batch: DataFrame, target: BatchTarget) -> None:
         """One MERGE: the records that missed join the pending table; those
         that matched late, or can no longer match, leave it."""
-        from delta.tables import DeltaTable
-
         s = self.stream_side
         stream_time = batch.select(F.greatest(
             F.max(F.col(f"{RECORD}.{ROWTIME}")), F.max(F.col(f"{CHANGE}.{ROWTIME}")))).first()[0]
@@ -154,9 +154,9 @@ class LateMatch:
                   .unionByName(gone.distinct().withColumn("__delete", F.lit(True)),
                                allowMissingColumns=True))
         with IdempotentDml(target.spark, target.txn_app, target.batch_id):
-            (DeltaTable.forPath(target.spark, self.pending_path).alias("p")
-             .merge(source.alias("n"), f"p.{BATCH} = n.{BATCH} AND p.{POS} = n.{POS}")
-             .whenMatchedDelete(condition="n.__delete")
-             .whenNotMatchedInsert(condition="NOT n.__delete",
-                                   values={c: F.col(f"n.`{c}`") for c in pending.columns})
-             .execute())
+            delta_sql.merge(target.spark, self.pending_path, source,
+                            f"p.{BATCH} = n.{BATCH} AND p.{POS} = n.{POS}", [
+                                "WHEN MATCHED AND n.__delete THEN DELETE",
+                                "WHEN NOT MATCHED AND NOT n.__delete THEN INSERT "
+                                + insert_values(pending.columns, "n")],
+                            target="p", alias="n")

@@ -62,8 +62,6 @@ class TableTableQuery(JoinQuery[IncrementalTableJoin]):
         be read (a key that has no result row deletes nothing). A pair-keyed
         result (``{l, r}``) is searched for rows whose ``l`` or ``r`` is
         affected."""
-        from delta.tables import DeltaTable
-
         mode = self.step.key_mode
         if mode != "pair":
             parts = {"primary": (affected_l, affected_r), "left": (affected_l,),
@@ -71,7 +69,7 @@ class TableTableQuery(JoinQuery[IncrementalTableJoin]):
             keys = [p.select(F.col("k").cast(key_type).alias("k")) for p in parts]
             return reduce(DataFrame.union, keys).distinct()
 
-        existing = DeltaTable.forPath(target.spark, target.path).toDF()
+        existing = target.spark.read.format("delta").load(target.path)
 
         def by(part: str, affected: DataFrame) -> DataFrame:
             return existing.join(affected, F.col(f"{KEY}.{part}").eqNullSafe(

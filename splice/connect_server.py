@@ -1,0 +1,169 @@
+"""A Spark Connect server started from pyspark's own jars, with Delta.
+
+pip's pyspark ships ``jars/spark-connect_2.13-*.jar`` but no start script:
+the server is ``spark-submit --class ...SparkConnectServer`` with Delta's
+package and Splice's own Spark settings (engine/session.py), listening on
+127.0.0.1. Delta's Connect plugin is not used (it is not served here), so
+the engine reaches Delta through SQL (engine/delta_sql.py).
+
+A step's micro-batches run in the server's Python worker, which unpickles
+Splice's functions by module name: the server runs this checkout's Python
+(``PYSPARK_PYTHON``) with this checkout first on ``PYTHONPATH``. A server
+elsewhere needs the same Splice version importable by its Python.
+
+``bash scripts/connect.sh start|stop [FOLDER]`` runs :func:`main`; the test
+suite's ``connect`` fixture calls :func:`start_server` with a temporary
+folder. The folder holds ``server.log``, ``server.pid`` and ``url``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import pyspark
+
+from engine.session import base_conf
+from engine.settings import SpliceSettings
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_FOLDER = ROOT / ".splice" / "connect"
+CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+READY_SECONDS = 180.0
+
+
+class ConnectServerError(RuntimeError):
+    """The server could not be started or stopped; the message says why and
+    where its log is."""
+
+
+@dataclass(frozen=True)
+class Server:
+    folder: Path
+    port: int
+    pid: int
+
+    @property
+    def url(self) -> str:
+        return f"sc://127.0.0.1:{self.port}"
+
+
+def delta_package() -> str:
+    """Delta's Maven coordinate for the installed delta-spark and pyspark."""
+    spark = ".".join(pyspark.__version__.split(".")[:2])
+    return f"io.delta:delta-spark_{spark}_2.13:{metadata.version('delta-spark')}"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _command(port: int, driver_memory: str) -> list[str]:
+    settings = SpliceSettings.from_env(driver_memory=driver_memory)
+    conf = {**base_conf(settings), "spark.connect.grpc.binding.address": "127.0.0.1",
+            "spark.connect.grpc.binding.port": str(port)}
+    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    # Connectors (SPLICE_SPARK_PACKAGES, e.g. Kafka's) are the server's to
+    # load: a Connect client cannot add packages.
+    packages = ",".join([delta_package(), *settings.packages])
+    args = [str(submit), "--class", CLASS, "--packages", packages]
+    for key, value in conf.items():
+        args += ["--conf", f"{key}={value}"]
+    return args
+
+
+def running(folder: Path) -> Server | None:
+    """The server this folder's pid file names, when it is alive."""
+    try:
+        pid = int((folder / "server.pid").read_text())
+        port = int((folder / "url").read_text().rsplit(":", 1)[1])
+        os.kill(pid, 0)
+    except (OSError, ValueError, IndexError):
+        return None
+    return Server(folder, port, pid)
+
+
+def start_server(folder: Path = DEFAULT_FOLDER, port: int | None = None,
+                 driver_memory: str = "2g") -> Server:
+    """Start a server logging into ``folder`` and wait until its port
+    answers; one already running there is reused."""
+    folder = folder.resolve()
+    found = running(folder)
+    if found is not None:
+        return found
+    folder.mkdir(parents=True, exist_ok=True)
+    port = port or _free_port()
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
+                                                       os.environ.get("PYTHONPATH")]))}
+    with open(folder / "server.log", "ab") as out:
+        process = subprocess.Popen(_command(port, driver_memory), stdout=out,
+                                   stderr=subprocess.STDOUT, env=env, cwd=folder,
+                                   start_new_session=True)
+    server = Server(folder, port, process.pid)
+    (folder / "server.pid").write_text(str(process.pid))
+    (folder / "url").write_text(server.url)
+    deadline = time.monotonic() + READY_SECONDS
+    while not _answers(port):
+        if process.poll() is not None or time.monotonic() > deadline:
+            stop_server(folder)
+            raise ConnectServerError(
+                f"the Spark Connect server did not start (log: {folder / 'server.log'})")
+        time.sleep(1)
+    return server
+
+
+def _answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def stop_server(folder: Path = DEFAULT_FOLDER) -> bool:
+    """Stop the server of ``folder`` (its whole process group); False when
+    none was running."""
+    server = running(folder.resolve())
+    if server is None:
+        return False
+    try:
+        os.killpg(server.pid, signal.SIGTERM)
+        for _ in range(60):
+            os.kill(server.pid, 0)
+            time.sleep(0.5)
+        os.killpg(server.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] not in ("start", "stop"):
+        print("usage: connect.sh start|stop [FOLDER]", file=sys.stderr)
+        return 2
+    folder = Path(args[1]) if len(args) > 1 else DEFAULT_FOLDER
+    if args[0] == "stop":
+        print("stopped" if stop_server(folder) else f"no server running in {folder}")
+        return 0
+    try:
+        server = start_server(folder)
+    except ConnectServerError as err:
+        print(f"splice: {err}", file=sys.stderr)
+        return 1
+    print(server.url)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,115 @@
+"""Splice under Spark Connect, against a real Connect server started from
+pyspark's jars (splice/connect_server.py) on 127.0.0.1.
+
+A process holds either a classic session or a Connect client, never both
+(PySpark refuses: SESSION_ALREADY_EXIST), and this test process holds the
+suite's classic session: each run under Connect is a child process (the
+CLI, or Dagster's own CLI materializing the assets), and the tables it
+wrote are read back here with the classic session."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from splice.connect_server import Server, start_server, stop_server
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "pipelines" / "demo"
+CASES = ROOT / "tests" / "cases"
+
+pytestmark = [pytest.mark.connect, pytest.mark.spark]
+
+
+@pytest.fixture(scope="module")
+def connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    folder = tmp_path_factory.mktemp("connect")
+    server = start_server(folder)
+    try:
+        yield server
+    finally:
+        stop_server(folder)
+
+
+def _run(args: list[str], server: Server, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {**os.environ, "SPLICE_SPARK_REMOTE": server.url, **env}
+    environ.pop("SPLICE_SPARK_MASTER", None)
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=environ, capture_output=True,
+                          text=True, timeout=900)
+
+
+def _rows(spark, path: str, *columns: str) -> list[tuple]:
+    return sorted((tuple(r[c] for c in columns)
+                   for r in spark.read.format("delta").load(path).collect()), key=repr)
+
+
+def test_the_demo_runs_under_spark_connect(connect: Server, spark, tmp_path: Path) -> None:
+    warehouse = tmp_path / "wh"
+    done = _run(["-m", "splice.cli", "demo", "--warehouse", str(warehouse)], connect)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"starting Spark (Spark Connect {connect.url})" in done.stdout
+    assert "[2/7] source      orders: 3 rows written, 1 to dead letter" in done.stdout
+    assert _rows(spark, str(warehouse / "orders_matched"), "name", "item") == [
+        ("John", "Computer"), ("John", "Mouse")]
+    assert _rows(spark, str(warehouse / "orders_enriched"), "name", "item") == [
+        ("John", "Computer"), ("John", "Mouse"), (None, "Keyboard")]
+
+
+def test_a_stream_stream_and_a_stream_table_case_pass_under_spark_connect(
+        connect: Server, tmp_path: Path) -> None:
+    cases = [CASES / "lenses-stream-stream-within.yaml", CASES / "lenses-stream-table-left.yaml"]
+    done = _run(["-m", "splice.cli", "test", *map(str, cases)], connect)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "PASS lenses-stream-stream-within" in done.stdout
+    assert "PASS lenses-stream-table-left" in done.stdout
+    assert done.stdout.rstrip().endswith("2 passed, 0 failed")
+
+
+def test_dagster_materializes_the_demo_under_spark_connect(connect: Server, spark,
+                                                           tmp_path: Path) -> None:
+    """The demo's assets materialized by Dagster's own CLI, its Spark
+    resource reading SPLICE_SPARK_REMOTE as the CLI does."""
+    from splice.compile import compile_path
+    from splice.demo import write_demo_data
+
+    pipelines, warehouse = tmp_path / "pipelines", tmp_path / "wh"
+    (pipelines / "demo").mkdir(parents=True)
+    for sql in DEMO.glob("*.sql"):
+        (pipelines / "demo" / sql.name).write_text(sql.read_text())
+    write_demo_data(compile_path(DEMO), str(warehouse))
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    done = _run(["-m", "dagster", "asset", "materialize", "-m", "orchestration.definitions",
+                 "--select", "*"], connect, SPLICE_PIPELINES=str(pipelines),
+                SPLICE_WAREHOUSE=str(warehouse), DAGSTER_HOME=str(home))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "RUN_SUCCESS" in done.stdout + done.stderr
+    assert _rows(spark, str(warehouse / "orders_matched"), "name", "item") == [
+        ("John", "Computer"), ("John", "Mouse")]
+    assert _rows(spark, str(warehouse / "orders_enriched"), "name", "item") == [
+        ("John", "Computer"), ("John", "Mouse"), (None, "Keyboard")]
+
+
+def test_a_connector_the_server_lacks_is_named_before_any_step_runs(connect: Server,
+                                                                      tmp_path: Path) -> None:
+    """The fixture's server has Delta only: a pipeline reading a Kafka topic
+    is refused before its first step, with the server option that fixes it."""
+    pipeline = tmp_path / "topics.sql"
+    pipeline.write_text(
+        "CREATE STREAM orders (id INT, item STRING) WITH (format='kafka', topic='orders', "
+        "key='id', bootstrap='127.0.0.1:9');\n"
+        "INSERT INTO copied SELECT STREAM id, item FROM orders;\n")
+    done = _run(["-m", "splice.cli", "run", str(pipeline), "--warehouse", str(tmp_path / "wh")],
+                connect)
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "[1/" not in done.stdout  # no step started
+    assert done.stderr.strip() == (
+        f"splice: the pipeline reads 'kafka', and the Spark Connect server at {connect.url} "
+        "has no 'kafka' data source: a Connect client cannot add packages, so start the "
+        "server with --packages org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0 "
+        "(scripts/connect.sh takes SPLICE_SPARK_PACKAGES), or run without SPLICE_SPARK_REMOTE")
