@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from splice.cli import main
 from splice.cluster import Cluster, start_cluster, stop_cluster
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,14 +79,16 @@ def test_a_stream_stream_and_a_table_table_case_pass_on_the_cluster(cluster: Clu
     assert done.stdout.rstrip().endswith("2 passed, 0 failed")
 
 
-def test_an_unreachable_master_is_one_message_before_spark_starts(capsys, tmp_path) -> None:
+def test_an_unreachable_master_is_one_message_before_spark_starts(tmp_path: Path) -> None:
+    """In a process of its own, as a user runs it (a process that already
+    has a session keeps it, whatever the master)."""
     with socket.socket() as s:  # a port nothing listens on: bound, then released
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    code = main(["run", str(ROOT / "pipelines" / "demo"), "--master",
-                 f"spark://127.0.0.1:{port}", "--warehouse", str(tmp_path / "wh")])
-    assert code == 2
-    assert capsys.readouterr().err == (
+    done = _run(["run", str(ROOT / "pipelines" / "demo"), "--warehouse", str(tmp_path / "wh")],
+                Cluster(tmp_path, port, 0))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr == (
         f"splice: cannot reach the Spark master spark://127.0.0.1:{port} (127.0.0.1:{port}: "
         "Connection refused): start it (bash scripts/cluster.sh start prints its URL) or fix "
         "--master / SPLICE_SPARK_MASTER\n")
