@@ -10,7 +10,6 @@ with the local session."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -77,18 +76,3 @@ def test_a_stream_stream_and_a_table_table_case_pass_on_the_cluster(cluster: Clu
     assert "PASS lenses-stream-stream-within" in done.stdout
     assert "PASS ksqldb-table-table-pk-semantics" in done.stdout
     assert done.stdout.rstrip().endswith("2 passed, 0 failed")
-
-
-def test_an_unreachable_master_is_one_message_before_spark_starts(tmp_path: Path) -> None:
-    """In a process of its own, as a user runs it (a process that already
-    has a session keeps it, whatever the master)."""
-    with socket.socket() as s:  # a port nothing listens on: bound, then released
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    done = _run(["run", str(ROOT / "pipelines" / "demo"), "--warehouse", str(tmp_path / "wh")],
-                Cluster(tmp_path, port, 0))
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert done.stderr == (
-        f"splice: cannot reach the Spark master spark://127.0.0.1:{port} (127.0.0.1:{port}: "
-        "Connection refused): start it (bash scripts/cluster.sh start prints its URL) or fix "
-        "--master / SPLICE_SPARK_MASTER\n")
