@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -117,6 +118,37 @@ def is_connect(spark: Any) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
+def check_master(master: str) -> None:
+    """A standalone master (``spark://host:port[,host:port]``) that accepts
+    no connection is one message before the JVM starts: Spark itself would
+    retry registering for a minute and then fail with a stack trace."""
+    if master.startswith("spark://"):
+        _reachable(master, master.removeprefix("spark://").split(","),
+                   "bash scripts/cluster.sh start", f"--master / {ENV['master']}")
+
+
+def check_connect_server(url: str) -> None:
+    """A Connect server (``sc://host:port/;params``) that accepts no
+    connection is one message: the client would retry for minutes."""
+    if url.startswith("sc://"):
+        address = url.removeprefix("sc://").split("/", 1)[0]
+        _reachable(url, [address if ":" in address else f"{address}:15002"],
+                   "bash scripts/connect.sh start", f"--connect / {ENV['connect_url']}")
+
+
+def _reachable(url: str, addresses: list[str], start: str, setting: str) -> None:
+    reasons = []
+    for address in addresses:
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host, int(port)), timeout=3):
+                return
+        except (OSError, ValueError) as err:
+            reasons.append(f"{address}: {getattr(err, 'strerror', None) or err}")
+    raise SettingsError(f"cannot reach {url} ({'; '.join(reasons)}): start it ({start} "
+                        f"prints its URL) or fix {setting}")
+
+
 def own_session(spark: Any) -> Any:
     """A session of its own (settings apart, one SparkContext), or under
     Spark Connect, which cannot clone a session, ``spark`` itself."""
@@ -146,6 +178,10 @@ def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (l
         builder = builder.appName(settings.app_name)
         for key, value in conf.items():
             builder = builder.config(key, value)
+        if settings.connect_url:
+            check_connect_server(settings.connect_url)
+        else:
+            check_master(settings.master)
         if not _remote_server(settings):
             # Asked before the JVM starts: a wrong endpoint, missing keys or
             # bucket is then one message, not a stack trace from a step.
