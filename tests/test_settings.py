@@ -5,6 +5,7 @@ packages added to Delta's, clear messages for bad values."""
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from pathlib import Path
 
@@ -169,9 +170,13 @@ def test_connect_without_its_client_libraries_names_the_fix(monkeypatch) -> None
     from engine.session import start_session
 
     monkeypatch.setitem(sys.modules, "grpc_status", None)
-    with pytest.raises(SettingsError) as err:
-        start_session(SpliceSettings.from_env({}, connect_url="sc://localhost:1"))
+    with socket.socket() as listening:  # something answers: the server check passes
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        url = f"sc://127.0.0.1:{listening.getsockname()[1]}"
+        with pytest.raises(SettingsError) as err:
+            start_session(SpliceSettings.from_env({}, connect_url=url))
     text = str(err.value)
-    assert text.startswith("Spark Connect (sc://localhost:1) needs PySpark's Connect client "
+    assert text.startswith(f"Spark Connect ({url}) needs PySpark's Connect client "
                            "libraries: grpcio-status >= 1.48.1 must be installed")
     assert text.endswith("Install them with pip install 'pyspark[connect]==4.2.0'")
