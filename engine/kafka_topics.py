@@ -45,6 +45,22 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1) -> None:
     futures[name].result(TIMEOUT)
 
 
+def delete_topic(bootstrap: str, name: str) -> bool:
+    """Delete ``name``; False when there was no such topic. The broker
+    finishes the deletion in the background."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    admin = _admin(bootstrap)
+    futures = admin.delete_topics([name], operation_timeout=TIMEOUT)
+    try:
+        futures[name].result(TIMEOUT)
+    except KafkaException as err:
+        if err.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+            return False
+        raise
+    return True
+
+
 def add_partitions(bootstrap: str, name: str, total: int) -> None:
     """Grow ``name`` to ``total`` partitions."""
     from confluent_kafka.admin import NewPartitions

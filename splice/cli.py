@@ -63,6 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warehouse", default=None,
                    help="the demo's warehouse folder (default SPLICE_WAREHOUSE, else warehouse)")
     p.add_argument("--pipeline", default="pipelines/demo")
+    p.add_argument("--kafka", action="store_true",
+                   help="the demo over Kafka topics (examples/kafka_demo): produce the data to "
+                        "topics on SPLICE_KAFKA_BOOTSTRAP, else on scripts/kafka.sh's broker "
+                        "(started if needed)")
 
     args = parser.parse_args(argv)
     if args.command in ("run", "serve", "test", "demo"):
@@ -298,11 +302,20 @@ def _demo(args: argparse.Namespace) -> int:
     from splice.compile import compile_path
     from splice.demo import DemoRefused, show_outputs, write_demo_data
 
-    pipeline = compile_path(args.pipeline)
     settings = _settings(args)
     shown = settings.warehouse if "://" in settings.warehouse \
         else Path(settings.warehouse).resolve()
     print(f"demo warehouse: {shown} (written afresh)")
+    if args.kafka:
+        from splice.kafka_demo import run_kafka_demo
+
+        try:
+            show_outputs(run_kafka_demo(settings.warehouse, settings))
+        except DemoRefused as err:
+            print(f"splice: {err}", file=sys.stderr)
+            return 2
+        return 0
+    pipeline = compile_path(args.pipeline)
     try:
         write_demo_data(pipeline, settings.warehouse, settings.with_packages(
             planned(pipeline).packages()))

@@ -23,7 +23,6 @@ class DemoRefused(Exception):
 
 def write_demo_data(pipeline: Pipeline, warehouse: str, settings: Any = None) -> None:
     """Start the demo warehouse afresh and write its source data."""
-    from engine import fs
     from engine.io import StepIO
     from engine.session import start_session
     from engine.settings import SpliceSettings, Warehouse
@@ -32,6 +31,18 @@ def write_demo_data(pipeline: Pipeline, warehouse: str, settings: Any = None) ->
     # The session first: on s3a:// it checks the bucket and sets up the file
     # layer (engine/fs.py) with the storage's endpoint and credentials.
     spark = start_session(settings or SpliceSettings.from_env(warehouse=warehouse))
+    fresh_warehouse(spark, warehouse)
+    io = StepIO(spark=spark, warehouse=Warehouse(root=warehouse), pipeline=pipeline)
+    sources = pipeline.sources
+    append_rows(io, sources["customers"], CUSTOMERS)
+    append_rows(io, sources["orders"], ORDERS)
+
+
+def fresh_warehouse(spark: Any, warehouse: str) -> None:
+    """Empty the demo's warehouse, unless it holds something else than a
+    Splice warehouse (then :class:`DemoRefused`)."""
+    from engine import fs
+
     root = warehouse if "://" in warehouse else str(Path(warehouse).resolve())
     names = fs.list_names(spark, root)
     if names and "_splice" not in names:
@@ -39,10 +50,6 @@ def write_demo_data(pipeline: Pipeline, warehouse: str, settings: Any = None) ->
                           "the demo starts its warehouse afresh, so give it an empty or new "
                           "folder with --warehouse")
     fs.remove_tree(spark, root)
-    io = StepIO(spark=spark, warehouse=Warehouse(root=warehouse), pipeline=pipeline)
-    sources = pipeline.sources
-    append_rows(io, sources["customers"], CUSTOMERS)
-    append_rows(io, sources["orders"], ORDERS)
 
 
 def show_outputs(io: Any, limit: int = 10) -> None:
