@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -14,6 +16,9 @@ from sql.errors import SqlErrors
 
 
 def main(argv: list[str] | None = None) -> int:
+    if threading.current_thread() is threading.main_thread():
+        # `splice explain ... | head`: a closed pipe ends the output quietly
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = argparse.ArgumentParser(prog="splice", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
