@@ -16,9 +16,6 @@ from sql.errors import SqlErrors
 
 
 def main(argv: list[str] | None = None) -> int:
-    if threading.current_thread() is threading.main_thread():
-        # `splice explain ... | head`: a closed pipe ends the output quietly
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = argparse.ArgumentParser(prog="splice", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -74,6 +71,11 @@ def main(argv: list[str] | None = None) -> int:
                         "(started if needed)")
 
     args = parser.parse_args(argv)
+    if args.command in ("validate", "explain") and \
+            threading.current_thread() is threading.main_thread():
+        # `splice explain ... | head`: a closed pipe ends the output quietly
+        # (only here: a process with sockets to Spark must see EPIPE, not die)
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     if args.command in ("run", "serve", "test", "demo"):
         from engine.errors import quiet_spark_error_logs
 
