@@ -11,6 +11,7 @@ path, the same Delta commands underneath.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 
 from pyspark.sql import DataFrame, SparkSession
@@ -56,11 +57,20 @@ def merge(spark: SparkSession, path: str, source: DataFrame, on: str,
           clauses: list[str], target: str = "t", alias: str = "s") -> None:
     """``MERGE INTO`` the table at ``path`` (as ``target``) using ``source``
     (as ``alias``) ``on`` the condition, with the ``WHEN ...`` clauses in
-    order. The source is passed as a DataFrame argument of ``spark.sql``
-    (a temporary view of that one statement)."""
-    into = table_ref(path).replace("{", "{{").replace("}", "}}")  # spark.sql formats it
-    spark.sql(f"MERGE INTO {into} {target} USING {{source}} {alias} ON {on} "
-              + " ".join(clauses), source=source)
+    order, run by ``spark`` (whose settings, such as Delta's idempotent-DML
+    marks, apply to it).
+
+    The source is a global temporary view for the one statement: a
+    micro-batch's DataFrame belongs to the streaming query's own session (a
+    clone), and a source joined from it may belong to either, while a plain
+    temporary view is seen only by the session it was made in."""
+    view = f"splice_merge_{uuid.uuid4().hex}"
+    source.createOrReplaceGlobalTempView(view)
+    try:
+        spark.sql(f"MERGE INTO {table_ref(path)} {target} USING global_temp.{view} {alias} "
+                  f"ON {on} " + " ".join(clauses))
+    finally:
+        spark.catalog.dropGlobalTempView(view)
 
 
 def insert_values(columns: list[str], alias: str) -> str:
