@@ -11,7 +11,7 @@ from dagster import AssetKey, AutomationCondition, Definitions, materialize
 
 from orchestration.bridge import SparkResource, StepIO, compile_path, definition_hash
 from orchestration.definitions import ROOT
-from orchestration.factory import splice_assets, splice_definitions
+from orchestration.factory import splice_assets, splice_definitions, splice_source_assets
 from orchestration.translator import SpliceTranslator
 from splice.compile import compile_text
 from sql.plan import Pipeline, Step
@@ -265,13 +265,16 @@ def test_each_asset_has_its_pipelines_pool_and_the_configured_retries(monkeypatc
     assert {a.op.retry_policy for a in splice_assets(compile_path(DEMO))} == {None}
 
 
-def test_steps_are_eager_by_default_and_sources_are_not(monkeypatch) -> None:
+def test_steps_are_eager_by_default_sources_too_on_their_observed_data(monkeypatch) -> None:
     monkeypatch.delenv("SPLICE_AUTOMATION", raising=False)
     conditions = {a.key.path[-1]: a.specs_by_key[a.key].automation_condition
                   for a in splice_assets(compile_path(DEMO))}
-    assert conditions["customers"] is None and conditions["orders"] is None
+    # a source step reacts to new observations of its data (orchestration/source_data.py)
+    assert conditions["customers"] == conditions["orders"] == AutomationCondition.eager()
     assert conditions["orders_enriched"] == AutomationCondition.eager()
     assert conditions["customersTable"] == AutomationCondition.eager()
     monkeypatch.setenv("SPLICE_AUTOMATION", "none")
     assert {a.specs_by_key[a.key].automation_condition
             for a in splice_assets(compile_path(DEMO))} == {None}
+    assert {a.automation_condition
+            for a in splice_source_assets(compile_path(DEMO))} == {None}
