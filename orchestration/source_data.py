@@ -31,6 +31,7 @@ def source_data_asset(pipeline: Pipeline, source: SourceStep,
         description=t.get_source_data_description(source, pipeline),
         metadata=dict(t.get_source_data_metadata(source, pipeline)),
         automation_condition=t.get_source_observation_condition(source, pipeline),
+        tags=dict(t.get_tags(source, pipeline)),
     )
     def _observe(warehouse: WarehouseResource) -> DataVersion:
         try:

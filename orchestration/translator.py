@@ -122,8 +122,10 @@ class SpliceTranslator:
     # -- a source's own data (orchestration/source_data.py) -------------------
     def get_source_data_key(self, source: SourceStep, pipeline: Pipeline) -> AssetKey:
         """The key of the observable asset of ``source``'s data, upstream of
-        the source step's asset. Default: ``<pipeline>/<source>_data``."""
-        return AssetKey([pipeline.name, f"{safe_name(source.id)}_data"])
+        the source step's asset. Default: the step's key with ``_data``
+        appended (``<pipeline>/<source>_data`` by default)."""
+        *prefix, last = self.get_asset_key(source, pipeline).path
+        return AssetKey([*prefix, f"{last}_data"])
 
     def get_source_data_description(self, source: SourceStep, pipeline: Pipeline) -> str:
         where = (f"Kafka topic '{source.options.get('topic')}'" if source.format == "kafka"
