@@ -7,6 +7,7 @@ and whatever produces a case's or the demo's rows as records, produce here."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -107,7 +108,7 @@ def topic_exists(bootstrap: str, topic: str) -> bool:
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     """Each partition's end offset (the offset the next record gets); empty
     for a topic that does not exist."""
-    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "splice-offsets",
                          "log_level": 0})
@@ -115,8 +116,21 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
         meta = consumer.list_topics(topic, timeout=TIMEOUT).topics[topic]
         if meta.error is not None:
             return {}
-        return {p: consumer.get_watermark_offsets(TopicPartition(topic, p),
-                                                  timeout=TIMEOUT)[1]
-                for p in sorted(meta.partitions)}
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            try:
+                return {p: consumer.get_watermark_offsets(TopicPartition(topic, p),
+                                                          timeout=TIMEOUT)[1]
+                        for p in sorted(meta.partitions)}
+            except KafkaException as err:
+                # A partition between leaders (a topic just created, a broker
+                # restarting) answers NOT_LEADER_FOR_PARTITION for a moment.
+                error = err.args[0]
+                moving = error.code() in (KafkaError.NOT_LEADER_FOR_PARTITION,
+                                          KafkaError.LEADER_NOT_AVAILABLE,
+                                          KafkaError.UNKNOWN_TOPIC_OR_PART)
+                if not (moving or error.retriable()) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
     finally:
         consumer.close()
