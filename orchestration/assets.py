@@ -155,7 +155,8 @@ def step_asset(pipeline: Pipeline, step: Step, translator: SpliceTranslator | No
     @asset(
         key=key,
         check_specs=checks,
-        deps=[t.get_asset_key(pipeline.step(i), pipeline) for i in shape.reads],
+        deps=[t.get_asset_key(pipeline.step(i), pipeline) for i in shape.reads]
+        + ([t.get_source_data_key(step, pipeline)] if isinstance(step, SourceStep) else []),
         group_name=t.get_group_name(step, pipeline),
         description=t.get_description(step, pipeline),
         kinds={"spark", "delta"},

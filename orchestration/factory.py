@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dagster import AssetsDefinition, Definitions, in_process_executor
+from dagster import AssetsDefinition, Definitions, SourceAsset, in_process_executor
 
 from orchestration.assets import asset_keys, build_assets
 from orchestration.bridge import (
@@ -31,6 +31,7 @@ from orchestration.jobs import job_name, pipeline_job
 from orchestration.maintenance import maintenance_job
 from orchestration.schedules import pipeline_schedule
 from orchestration.sensors import pipeline_sensor
+from orchestration.source_data import source_data_assets
 from orchestration.table_sensor import tables_sensor
 from orchestration.translator import SpliceTranslator
 from sql.errors import SqlErrors
@@ -88,6 +89,14 @@ def splice_assets(pipeline: Pipeline, *, translator: SpliceTranslator | None = N
     return build_assets(pipeline, translator, hide_internal_steps)
 
 
+def splice_source_assets(pipeline: Pipeline, *, translator: SpliceTranslator | None = None
+                         ) -> list[SourceAsset]:
+    """The observable assets of the pipeline's sources' data, which the
+    source steps of :func:`splice_assets` depend on (a Definitions of your own
+    holds both)."""
+    return source_data_assets(pipeline, translator)
+
+
 def build_definitions(pipelines: list[Pipeline], warehouse: WarehouseResource,
                       spark: SparkResource, *, translator: SpliceTranslator | None = None,
                       hide_internal_steps: bool = False,
@@ -96,13 +105,14 @@ def build_definitions(pipelines: list[Pipeline], warehouse: WarehouseResource,
     each of ``broken`` (a pipeline that does not compile, with its errors)
     is one error asset."""
     _check_unique(pipelines)
-    assets: list[AssetsDefinition] = [broken_pipeline_asset(path, errors)
+    assets: list[AssetsDefinition | SourceAsset] = [broken_pipeline_asset(path, errors)
                                       for path, errors in broken or []]
     jobs, sensors, schedules = [], [], []
     for p in pipelines:
         mine = build_assets(p, translator, hide_internal_steps)
-        assets += mine
-        jobs += [pipeline_job(p, mine), maintenance_job(p)]
+        observed = source_data_assets(p, translator)
+        assets += [*observed, *mine]
+        jobs += [pipeline_job(p, [*observed, *mine]), maintenance_job(p)]
         sensors.append(pipeline_sensor(p, job_name(p), warehouse))
         sensors.append(tables_sensor(p, asset_keys(p, translator, hide_internal_steps),
                                      warehouse))

@@ -106,8 +106,8 @@ class SpliceTranslator:
     def get_automation_condition(self, step: Step,
                                  pipeline: Pipeline) -> AutomationCondition | None:
         """Default: eager (materialize when an upstream asset was updated)
-        for every step but the sources, which the pipeline's sensor,
-        schedule or a launch bring up to date. Dagster evaluates conditions
+        for every step; a source step's upstream is its data's observable
+        asset (:meth:`get_source_observation_condition`). Dagster evaluates conditions
         only while its ``default_automation_condition_sensor`` runs (stopped
         until a user starts it): an alternative to the pipeline's sensor,
         not both. ``SPLICE_AUTOMATION=none`` gives none; per pipeline,
@@ -115,9 +115,37 @@ class SpliceTranslator:
         mode = os.environ.get("SPLICE_AUTOMATION", "eager").strip().lower() or "eager"
         if mode not in ("eager", "none"):
             raise ValueError(f"SPLICE_AUTOMATION is 'eager' or 'none', not {mode!r}")
-        if mode == "none" or isinstance(step, SourceStep):
+        if mode == "none":
             return None
         return AutomationCondition.eager()
+
+    # -- a source's own data (orchestration/source_data.py) -------------------
+    def get_source_data_key(self, source: SourceStep, pipeline: Pipeline) -> AssetKey:
+        """The key of the observable asset of ``source``'s data, upstream of
+        the source step's asset. Default: the step's key with ``_data``
+        appended (``<pipeline>/<source>_data`` by default)."""
+        *prefix, last = self.get_asset_key(source, pipeline).path
+        return AssetKey([*prefix, f"{last}_data"])
+
+    def get_source_data_description(self, source: SourceStep, pipeline: Pipeline) -> str:
+        where = (f"Kafka topic '{source.options.get('topic')}'" if source.format == "kafka"
+                 else f"{source.format} at '{source.location}' in the warehouse's sources")
+        return (f"The data of source '{source.name}': {where}. Observed, never "
+                f"materialized: its data version changes when new data arrives, and the "
+                f"source step '{source.id}' then ingests it.")
+
+    def get_source_data_metadata(self, source: SourceStep,
+                                 pipeline: Pipeline) -> Mapping[str, Any]:
+        return {"splice/source": source.name, "splice/format": source.format,
+                "dagster/column_schema": compiled_schema(source)}
+
+    def get_source_observation_condition(self, source: SourceStep,
+                                         pipeline: Pipeline) -> AutomationCondition | None:
+        """When Dagster's automation observes the source's data. Default:
+        every minute (``SPLICE_AUTOMATION=none``: never; the pipeline's job
+        and its sensor observe it too)."""
+        mode = os.environ.get("SPLICE_AUTOMATION", "eager").strip().lower() or "eager"
+        return None if mode == "none" else AutomationCondition.cron_tick_passed("* * * * *")
 
     def is_internal(self, step: Step, pipeline: Pipeline) -> bool:
         """Whether the step is hidden when internal steps are hidden

@@ -28,3 +28,13 @@ if [ ! -f "$stamp" ] || [ requirements.lock -nt "$stamp" ] || [ pyproject.toml -
   touch "$stamp"
 fi
 command -v java >/dev/null 2>&1 || { echo "Spark needs Java 17 (java not found)" >&2; exit 1; }
+# Headless Chromium (Debian's package) for the one test that screenshots the
+# Dagster UI; that test skips, saying so, without it. Opt in:
+# SPLICE_WITH_CHROMIUM=1 bash scripts/setup.sh
+if [ "${SPLICE_WITH_CHROMIUM:-0}" = "1" ] && ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
+  else
+    sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
+  fi
+fi

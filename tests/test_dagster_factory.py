@@ -11,7 +11,7 @@ from dagster import AssetKey, AutomationCondition, Definitions, materialize
 
 from orchestration.bridge import SparkResource, StepIO, compile_path, definition_hash
 from orchestration.definitions import ROOT
-from orchestration.factory import splice_assets, splice_definitions
+from orchestration.factory import splice_assets, splice_definitions, splice_source_assets
 from orchestration.translator import SpliceTranslator
 from splice.compile import compile_text
 from sql.plan import Pipeline, Step
@@ -63,7 +63,8 @@ def test_a_custom_translator_shapes_what_dagster_reports(warehouse) -> None:
     defs = splice_definitions(DEMO, translator=ShopTranslator(), warehouse=warehouse)
     specs = _specs(defs)
     demo = compile_path(DEMO)
-    assert set(specs) == {f"shop/demo/{s.id.lower()}" for s in demo.steps}
+    assert set(specs) == {f"shop/demo/{s.id.lower()}" for s in demo.steps} | {
+        "shop/demo/customers_data", "shop/demo/orders_data"}  # the sources' observed data
     enriched = specs["shop/demo/orders_enriched"]
     assert {d.asset_key.to_user_string() for d in enriched.deps} == {
         "shop/demo/ordersstream_by_customer_id", "shop/demo/customerstable"}
@@ -71,7 +72,9 @@ def test_a_custom_translator_shapes_what_dagster_reports(warehouse) -> None:
         "shop/demo/customers": "sources", "shop/demo/orders": "sources",
         "shop/demo/customerstable": "transforms", "shop/demo/ordersstream": "transforms",
         "shop/demo/ordersstream_by_customer_id": "transforms",
-        "shop/demo/orders_enriched": "transforms", "shop/demo/orders_matched": "transforms"}
+        "shop/demo/orders_enriched": "transforms", "shop/demo/orders_matched": "transforms",
+        # the sources' observed data, in their sources' group
+        "shop/demo/customers_data": "sources", "shop/demo/orders_data": "sources"}
     assert _own_tags(enriched.tags) == {"splice/op": "join", "splice/kind": "stream",
                                         "domain": "shop"}
     assert enriched.owners == ["team:shop"]
@@ -80,9 +83,10 @@ def test_a_custom_translator_shapes_what_dagster_reports(warehouse) -> None:
     assert enriched.automation_condition == AutomationCondition.eager()
     assert specs["shop/demo/customerstable"].automation_condition is None
     assert {k: s.code_version for k, s in specs.items()} == {
-        f"shop/demo/{s.id.lower()}": (None if s.op == "source"
-                                      else "v-" + definition_hash(s)[:8])
-        for s in demo.steps}
+        **{f"shop/demo/{s.id.lower()}": (None if s.op == "source"
+                                         else "v-" + definition_hash(s)[:8])
+           for s in demo.steps},
+        "shop/demo/customers_data": None, "shop/demo/orders_data": None}
 
 
 def test_the_default_translator_keeps_todays_assets(warehouse) -> None:
@@ -96,7 +100,8 @@ def test_the_default_translator_keeps_todays_assets(warehouse) -> None:
     assert table.description.endswith(
         "```sql\nWITH customersTable AS (SELECT TABLE * FROM customers)\n```")
     assert {k: s.code_version for k, s in specs.items()} == {
-        f"demo/{s.id}": definition_hash(s) for s in demo.steps}
+        **{f"demo/{s.id}": definition_hash(s) for s in demo.steps},
+        "demo/customers_data": None, "demo/orders_data": None}  # observed: no code
 
 
 ENRICH = """
@@ -131,7 +136,7 @@ def test_hidden_steps_leave_sources_and_outputs(warehouse) -> None:
     defs = splice_definitions(DEMO, hide_internal_steps=True, warehouse=warehouse)
     specs = _specs(defs)
     assert set(specs) == {"demo/customers", "demo/orders", "demo/orders_enriched",
-                          "demo/orders_matched"}
+                          "demo/orders_matched", "demo/customers_data", "demo/orders_data"}
     for output in ("demo/orders_enriched", "demo/orders_matched"):
         assert {d.asset_key.to_user_string() for d in specs[output].deps} == {
             "demo/customers", "demo/orders"}
@@ -177,12 +182,15 @@ def test_the_readme_example_shapes_the_demo(monkeypatch, tmp_path) -> None:
     exec(compile(_readme_example(), "README.md", "exec"), namespace)
     specs = _specs(namespace["defs"])
     assert set(specs) == {"lake/demo/customers", "lake/demo/orders",
-                          "lake/demo/orders_enriched", "lake/demo/orders_matched"}
+                          "lake/demo/orders_enriched", "lake/demo/orders_matched",
+                          "lake/demo/customers_data", "lake/demo/orders_data"}
     assert {d.asset_key.to_user_string() for d in specs["lake/demo/orders_matched"].deps} \
         == {"lake/demo/customers", "lake/demo/orders"}
     assert {s.group_name for s in specs.values()} == {"streaming"}
     assert {s.tags["team"] for s in specs.values()} == {"orders"}
-    assert {tuple(s.owners) for s in specs.values()} == {("team:data",)}
+    # owners: the steps' (an observable source asset takes none)
+    assert {tuple(s.owners) for k, s in specs.items() if not k.endswith("_data")} == {
+        ("team:data",)}
 
 
 class StreamingGroup(SpliceTranslator):
@@ -265,13 +273,16 @@ def test_each_asset_has_its_pipelines_pool_and_the_configured_retries(monkeypatc
     assert {a.op.retry_policy for a in splice_assets(compile_path(DEMO))} == {None}
 
 
-def test_steps_are_eager_by_default_and_sources_are_not(monkeypatch) -> None:
+def test_steps_are_eager_by_default_sources_too_on_their_observed_data(monkeypatch) -> None:
     monkeypatch.delenv("SPLICE_AUTOMATION", raising=False)
     conditions = {a.key.path[-1]: a.specs_by_key[a.key].automation_condition
                   for a in splice_assets(compile_path(DEMO))}
-    assert conditions["customers"] is None and conditions["orders"] is None
+    # a source step reacts to new observations of its data (orchestration/source_data.py)
+    assert conditions["customers"] == conditions["orders"] == AutomationCondition.eager()
     assert conditions["orders_enriched"] == AutomationCondition.eager()
     assert conditions["customersTable"] == AutomationCondition.eager()
     monkeypatch.setenv("SPLICE_AUTOMATION", "none")
     assert {a.specs_by_key[a.key].automation_condition
             for a in splice_assets(compile_path(DEMO))} == {None}
+    assert {a.automation_condition
+            for a in splice_source_assets(compile_path(DEMO))} == {None}

@@ -1,0 +1,54 @@
+"""Sources' data as observable assets: the pipeline's job observes each
+source before running the steps, and the data version is the source's
+marker, so it changes exactly when new data arrives."""
+
+from __future__ import annotations
+
+import pytest
+from dagster import AssetKey, AutomationCondition, DagsterInstance
+
+from engine.source_state import source_marker
+from orchestration.factory import build_definitions
+from resources.spark import SparkResource
+from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
+
+
+def _version(instance: DagsterInstance, key: AssetKey) -> str | None:
+    record = instance.get_latest_data_version_record(key)
+    return None if record is None else record.asset_observation.data_version
+
+
+def test_each_source_has_an_observable_data_asset_upstream_of_its_step(warehouse) -> None:
+    io = make_io(None, warehouse, LENSES_LEFT, name="obs")
+    graph = build_definitions([io.pipeline], warehouse, SparkResource()).resolve_asset_graph()
+    data = graph.get(AssetKey(["obs", "customers_data"]))
+    assert data.is_observable and not data.is_materializable
+    assert graph.get(AssetKey(["obs", "customers"])).parent_keys == {data.key}
+    assert data.automation_condition == AutomationCondition.cron_tick_passed("* * * * *")
+    assert graph.get(AssetKey(["obs", "customers"])).automation_condition == \
+        AutomationCondition.eager()
+
+
+@pytest.mark.spark
+def test_the_job_observes_each_sources_data_version(spark, warehouse) -> None:
+    io = make_io(spark, warehouse, LENSES_LEFT, name="obs")
+    defs = build_definitions([io.pipeline], warehouse, SparkResource())
+    job = defs.resolve_job_def("obs_job")
+    instance = DagsterInstance.ephemeral()
+    customers, orders = (AssetKey(["obs", f"{s}_data"]) for s in ("customers", "orders"))
+    sources = io.pipeline.sources
+
+    append(io, "customers", [{"id": 1, "name": "John"}])
+    append(io, "orders", [{"id": 1, "customer_id": 1, "item": "Computer"}])
+    assert job.execute_in_process(instance=instance).success
+    first = {k: _version(instance, k) for k in (customers, orders)}
+    assert first == {customers: source_marker(warehouse, sources["customers"]),
+                     orders: source_marker(warehouse, sources["orders"])}
+    assert output_rows(io, "result", "name", "item") == [("John", "Computer")]
+
+    append(io, "orders", [{"id": 2, "customer_id": 9, "item": "Pen"}])
+    assert job.execute_in_process(instance=instance).success
+    assert _version(instance, customers) == first[customers]  # no new customers
+    assert _version(instance, orders) != first[orders]
+    assert _version(instance, orders) == source_marker(warehouse, sources["orders"])
+    assert output_rows(io, "result", "name", "item") == [("John", "Computer"), (None, "Pen")]

@@ -1,0 +1,173 @@
+"""The real Dagster webserver and daemon (``dagster dev``) on 127.0.0.1,
+driven as a client drives them: the GraphQL API launches the demo job (the
+daemon dequeues it, and the run is a process of its own, as Dagster's
+default run launcher starts it), and headless Chromium renders the asset
+graph.
+
+One webserver serves the module: a folder of pipelines holding the demo and
+a broken pipeline, a fresh warehouse with the demo's data, a fresh
+DAGSTER_HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "pipelines" / "demo"
+BROKEN_SQL = (
+    "CREATE STREAM s (id INT, v STRING) WITH (location='s', key='id');\n"
+    "INSERT INTO out_a SELECT STREAM id, nope FROM s;\n"
+    "INSERT INTO out_b SELECT STREAM id, v FROM missing;\n")
+
+pytestmark = [pytest.mark.webserver, pytest.mark.spark]
+
+
+@dataclass(frozen=True)
+class Webserver:
+    port: int
+    home: Path
+    warehouse: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def graphql(self, query: str, variables: dict | None = None) -> dict:
+        request = urllib.request.Request(
+            f"{self.url}/graphql", data=json.dumps({"query": query,
+                                                    "variables": variables or {}}).encode(),
+            headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            body = json.loads(response.read())
+        assert "errors" not in body, body
+        return body["data"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def webserver(tmp_path_factory: pytest.TempPathFactory, spark) -> Iterator[Webserver]:
+    from splice.compile import compile_path
+    from splice.demo import write_demo_data
+
+    base = tmp_path_factory.mktemp("webserver")
+    pipelines, warehouse, home = base / "pipelines", base / "warehouse", base / "home"
+    shutil.copytree(DEMO, pipelines / "demo")
+    (pipelines / "broken").mkdir()
+    (pipelines / "broken" / "broken.sql").write_text(BROKEN_SQL)
+    home.mkdir()
+    # no onboarding dialog over the UI, no telemetry
+    (home / "dagster.yaml").write_text("nux:\n  enabled: false\ntelemetry:\n  enabled: false\n")
+    write_demo_data(compile_path(DEMO), str(warehouse))
+    port = _free_port()
+    env = {**os.environ, "DAGSTER_HOME": str(home), "SPLICE_PIPELINES": str(pipelines),
+           "SPLICE_WAREHOUSE": str(warehouse), "SPLICE_DRIVER_MEMORY": "1g"}
+    log = open(base / "webserver.log", "wb")  # noqa: SIM115  (open for the server's life)
+    process = subprocess.Popen(
+        # `dagster dev`: the webserver and the daemon, which starts queued runs
+        [sys.executable, "-m", "dagster", "dev", "-h", "127.0.0.1", "-p", str(port),
+         "-w", str(ROOT / "workspace.yaml")], cwd=ROOT, env=env, stdout=log,
+        stderr=subprocess.STDOUT, start_new_session=True)
+    server = Webserver(port, home, warehouse)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                with urllib.request.urlopen(f"{server.url}/server_info", timeout=5):
+                    break
+            except OSError:
+                assert process.poll() is None, (base / "webserver.log").read_text()[-3000:]
+                assert time.monotonic() < deadline, "the webserver did not answer"
+                time.sleep(1)
+        yield server
+    finally:
+        os.killpg(process.pid, 15)
+        process.wait(60)
+        log.close()
+
+
+def test_a_graphql_launched_run_materializes_the_demo_and_runs_its_checks(
+        webserver: Webserver, spark) -> None:
+    from dagster import AssetKey, DagsterEventType, DagsterInstance
+    from dagster_graphql import DagsterGraphQLClient
+
+    client = DagsterGraphQLClient("127.0.0.1", port_number=webserver.port)
+    run_id = client.submit_job_execution("demo_job")
+    deadline = time.monotonic() + 900
+    while (status := client.get_run_status(run_id).value) not in ("SUCCESS", "FAILURE",
+                                                                   "CANCELED"):
+        assert time.monotonic() < deadline, f"run {run_id} still {status}"
+        time.sleep(2)
+    assert status == "SUCCESS"
+
+    instance = DagsterInstance.from_config(str(webserver.home))
+    counts = {}
+    for name in ("orders_enriched", "orders_matched", "customersTable"):
+        record = instance.fetch_materializations(AssetKey(["demo", name]), limit=1).records[0]
+        assert record.run_id == run_id
+        counts[name] = record.asset_materialization.metadata["dagster/row_count"].value
+    assert counts == {"orders_enriched": 3, "orders_matched": 2, "customersTable": 2}
+    checks = {}
+    for event in instance.all_logs(run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION):
+        evaluation = event.dagster_event.asset_check_evaluation_data
+        checks[(evaluation.asset_key.to_user_string(), evaluation.check_name)] = \
+            evaluation.passed
+    # the demo writes one bad order: the dead-letter check warns, the others pass
+    assert checks[("demo/orders", "no_dead_letters")] is False
+    assert checks[("demo/orders_enriched", "schema_matches_plan")] is True
+    assert checks[("demo/customersTable", "schema_matches_plan")] is True
+    observed = instance.get_latest_data_version_record(AssetKey(["demo", "orders_data"]))
+    assert observed is not None and observed.run_id == run_id
+
+
+def test_a_broken_pipeline_shows_every_error_and_fails_with_them(webserver: Webserver) -> None:
+    data = webserver.graphql("""
+        query ($path: [String!]!) {
+          assetNodeOrError(assetKey: {path: $path}) { ... on AssetNode { description } }
+        }""", {"path": ["broken", "sql_errors"]})
+    description = data["assetNodeOrError"]["description"]
+    assert "broken.sql:2:" in description and "broken.sql:3:" in description
+    assert "nope" in description and "missing" in description
+
+
+def test_chromium_renders_the_asset_graph(webserver: Webserver, tmp_path: Path) -> None:
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("Debian's chromium is not installed (SPLICE_WITH_CHROMIUM=1 bash "
+                    "scripts/setup.sh installs it)")
+    # the demo group's own lineage graph (the global one folds each group)
+    page = f"{webserver.url}/locations/orchestration.definitions/asset-groups/demo"
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=30000",
+             "--window-size=1400,900"]
+    # The page renders once its code location has loaded: on a busy machine
+    # that can take longer than one page load's time budget.
+    for _ in range(5):
+        dom = subprocess.run([chromium, *flags, "--dump-dom", page], check=True,
+                             capture_output=True, text=True, timeout=180).stdout
+        if "orders_enriched" in dom:
+            break
+        time.sleep(5)
+    for asset in ("orders_enriched", "orders_matched", "customersTable", "orders_data",
+                  "customers_data", "ordersStream"):
+        assert asset in dom
+    shot = tmp_path / "asset_graph.png"
+    subprocess.run([chromium, *flags, f"--screenshot={shot}", page], check=True,
+                   capture_output=True, timeout=180)
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
