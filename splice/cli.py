@@ -60,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("test", help="run case files against fresh warehouses")
     p.add_argument("cases", nargs="+", help="case .yaml files or folders of them")
+    p.add_argument("--warehouse", default=None,
+                   help="where the cases' warehouses go: <this>/<start time>/<case> (a "
+                        "folder or URI, e.g. s3a://bucket/cases; default: temp folders)")
 
     p = sub.add_parser("demo", help="write the demo data, run the demo pipeline, show outputs")
     p.add_argument("--warehouse", default=None,
@@ -288,16 +291,22 @@ def _case_files(paths: list[str]) -> list[Path]:
 
 def _test(args: argparse.Namespace) -> int:
     from engine.session import start_session
+    from engine.settings import SpliceSettings
     from splice.cases import load_case, run_case
 
     files = _case_files(args.cases)
     spark = None
     passed = failed = 0
+    # one folder per case under a folder of this invocation: never a warehouse
+    # an earlier run left there
+    root = f"{args.warehouse.rstrip('/')}/{time.strftime('%Y%m%dT%H%M%S')}" \
+        if args.warehouse else None
     for file in files:
         case = load_case(file)
         if case.error is None and spark is None:
-            spark = start_session()
-        result = run_case(case, str(file), spark)
+            spark = start_session(SpliceSettings.from_env(warehouse=root))
+        result = run_case(case, str(file), spark,
+                          workdir=f"{root}/{case.case}" if root else None)
         print(result.render(), flush=True)
         passed, failed = passed + result.passed, failed + (not result.passed)
     print(f"{passed} passed, {failed} failed")

@@ -1,7 +1,7 @@
 """A warehouse on S3 (moto's server on 127.0.0.1, tests/s3_server.py): the
-demo, a stream-stream and a table-table acceptance case, the sensor's
-markers, ``splice run`` in its own process, and the misconfiguration
-messages. ``pytest -m s3`` runs these alone."""
+demo, a stream-stream and a table-table acceptance case, ``splice test``
+and ``splice run`` in their own processes, a Dagster materialization, the
+sensor's markers, and the misconfiguration messages. ``pytest -m s3`` runs these alone."""
 
 from __future__ import annotations
 
@@ -114,6 +114,58 @@ def test_splice_run_on_an_s3_warehouse_in_its_own_process(spark, s3_server, tmp_
     assert "starting Spark" in done.stdout
     assert output_rows(io, "result", "name", "item") == [("John", "Computer"),
                                                           (None, "Keyboard")]
+
+
+@pytest.mark.spark
+def test_splice_test_runs_cases_in_an_s3_warehouse(spark, s3_server) -> None:
+    """`splice test --warehouse s3a://...` in its own process: the cases'
+    warehouses are on S3 (one folder per case under the invocation's)."""
+    uri = s3_server.uri("splice-test")
+    done = _cli(["test", str(CASES / "lenses-stream-table-left.yaml"), "--warehouse", uri],
+                {**s3_server.env(), "SPLICE_DRIVER_MEMORY": "1g"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "PASS lenses-stream-table-left" in done.stdout
+    from engine import fs
+
+    [stamp] = fs.list_names(spark, uri)
+    assert fs.list_names(spark, f"{uri}/{stamp}") == ["lenses-stream-table-left"]
+
+
+@pytest.mark.spark
+def test_dagster_materializes_assets_into_an_s3_warehouse(spark, s3_server) -> None:
+    from dagster import AssetKey, materialize
+
+    from orchestration.assets import build_assets
+    from resources.spark import SparkResource
+    from resources.warehouse import WarehouseResource
+
+    warehouse = WarehouseResource(root=s3_server.uri("dagster"))
+    io = make_io(spark, warehouse, LENSES_LEFT, name="lenses")
+    append(io, "customers", [{"id": 1, "name": "John"}])
+    append(io, "orders", [{"id": 1, "customer_id": 1, "item": "Computer"},
+                          {"id": 3, "customer_id": 3, "item": "Keyboard"}])
+    result = materialize(build_assets(io.pipeline),
+                         resources={"spark": SparkResource(), "warehouse": warehouse})
+    assert result.success
+    assert output_rows(io, "result", "name", "item") == [("John", "Computer"),
+                                                          (None, "Keyboard")]
+    [event] = [e for e in result.get_asset_materialization_events()
+               if e.asset_key == AssetKey(["lenses", "result"])]
+    metadata = event.materialization.metadata
+    assert metadata["dagster/uri"].value == f"{warehouse.root}/result"
+    assert metadata["dagster/row_count"].value == 2
+
+
+def test_an_unreachable_endpoint_is_one_message_naming_the_setting(s3_server) -> None:
+    env = {**s3_server.env(), "SPLICE_S3_ENDPOINT": "http://127.0.0.1:9"}
+    done = _cli(["run", str(DEMO), "--warehouse", s3_server.uri("wh")], env)
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        "splice: the warehouse (--warehouse, SPLICE_WAREHOUSE) is s3a://splice-test/wh, but "
+        "the S3 endpoint http://127.0.0.1:9 cannot be reached (")
+    assert done.stderr.endswith(
+        "): set SPLICE_S3_ENDPOINT (or s3_endpoint in splice.yaml, or "
+        "spark.hadoop.fs.s3a.endpoint in SPLICE_SPARK_CONF) to your S3 server's URL\n")
 
 
 def test_a_missing_bucket_is_one_message_naming_the_setting(s3_server) -> None:
