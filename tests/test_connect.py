@@ -58,6 +58,12 @@ def test_the_demo_runs_under_spark_connect(connect: Server, spark, tmp_path: Pat
         ("John", "Computer"), ("John", "Mouse")]
     assert _rows(spark, str(warehouse / "orders_enriched"), "name", "item") == [
         ("John", "Computer"), ("John", "Mouse"), (None, "Keyboard")]
+    # splice run on the same warehouse: nothing new, nothing written twice
+    done = _run(["-m", "splice.cli", "run", str(DEMO), "--warehouse", str(warehouse)], connect)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "[6/7] join        orders_enriched: 0 rows written" in done.stdout
+    assert _rows(spark, str(warehouse / "orders_enriched"), "name", "item") == [
+        ("John", "Computer"), ("John", "Mouse"), (None, "Keyboard")]
 
 
 def test_a_stream_stream_and_a_stream_table_case_pass_under_spark_connect(
