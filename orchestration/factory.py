@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dagster import AssetsDefinition, Definitions, SourceAsset, in_process_executor
+from dagster import AssetsDefinition, Definitions, in_process_executor
 
 from orchestration.assets import asset_keys, build_assets
 from orchestration.bridge import (
@@ -90,7 +90,7 @@ def splice_assets(pipeline: Pipeline, *, translator: SpliceTranslator | None = N
 
 
 def splice_source_assets(pipeline: Pipeline, *, translator: SpliceTranslator | None = None
-                         ) -> list[SourceAsset]:
+                         ) -> list[AssetsDefinition]:
     """The observable assets of the pipeline's sources' data, which the
     source steps of :func:`splice_assets` depend on (a Definitions of your own
     holds both)."""
@@ -105,8 +105,7 @@ def build_definitions(pipelines: list[Pipeline], warehouse: WarehouseResource,
     each of ``broken`` (a pipeline that does not compile, with its errors)
     is one error asset."""
     _check_unique(pipelines)
-    assets: list[AssetsDefinition | SourceAsset] = [broken_pipeline_asset(path, errors)
-                                      for path, errors in broken or []]
+    assets = [broken_pipeline_asset(path, errors) for path, errors in broken or []]
     jobs, sensors, schedules = [], [], []
     for p in pipelines:
         mine = build_assets(p, translator, hide_internal_steps)

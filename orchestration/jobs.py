@@ -8,7 +8,7 @@ schedules name the job (public Dagster API only: the job object
 
 from collections.abc import Sequence
 
-from dagster import AssetsDefinition, AssetSelection, SourceAsset, define_asset_job
+from dagster import AssetsDefinition, AssetSelection, define_asset_job
 
 from sql.plan import Pipeline
 
@@ -17,13 +17,12 @@ def job_name(pipeline: Pipeline) -> str:
     return f"{pipeline.name}_job"
 
 
-def pipeline_job(pipeline: Pipeline, assets: Sequence[AssetsDefinition | SourceAsset]):
+def pipeline_job(pipeline: Pipeline, assets: Sequence[AssetsDefinition]):
     """The job; its type (what define_asset_job returns) is not public. It
     observes the sources' data first (their observable assets), then runs
     the steps."""
     return define_asset_job(
         name=job_name(pipeline),
-        selection=AssetSelection.assets(*(a.key if isinstance(a, SourceAsset) else a
-                                          for a in assets)),
+        selection=AssetSelection.assets(*assets),
         description=f"Run every step of pipeline '{pipeline.name}' once, incrementally.",
     )

@@ -284,5 +284,5 @@ def test_steps_are_eager_by_default_sources_too_on_their_observed_data(monkeypat
     monkeypatch.setenv("SPLICE_AUTOMATION", "none")
     assert {a.specs_by_key[a.key].automation_condition
             for a in splice_assets(compile_path(DEMO))} == {None}
-    assert {a.automation_condition
+    assert {a.specs_by_key[a.key].automation_condition
             for a in splice_source_assets(compile_path(DEMO))} == {None}

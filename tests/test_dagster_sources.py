@@ -4,6 +4,9 @@ marker, so it changes exactly when new data arrives."""
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 from dagster import AssetKey, AutomationCondition, DagsterInstance
 
@@ -22,7 +25,7 @@ def test_each_source_has_an_observable_data_asset_upstream_of_its_step(warehouse
     io = make_io(None, warehouse, LENSES_LEFT, name="obs")
     graph = build_definitions([io.pipeline], warehouse, SparkResource()).resolve_asset_graph()
     data = graph.get(AssetKey(["obs", "customers_data"]))
-    assert data.is_observable and not data.is_materializable
+    assert data.is_observable and data.is_external and not data.is_materializable
     assert graph.get(AssetKey(["obs", "customers"])).parent_keys == {data.key}
     assert data.automation_condition == AutomationCondition.cron_tick_passed("* * * * *")
     assert graph.get(AssetKey(["obs", "customers"])).automation_condition == \
@@ -52,3 +55,53 @@ def test_the_job_observes_each_sources_data_version(spark, warehouse) -> None:
     assert _version(instance, orders) != first[orders]
     assert _version(instance, orders) == source_marker(warehouse, sources["orders"])
     assert output_rows(io, "result", "name", "item") == [("John", "Computer"), (None, "Pen")]
+
+
+JSON_ORDERS = """
+CREATE STREAM customers (id INT, name STRING) WITH (location='customers', key='id');
+CREATE STREAM orders (id INT, customer_id INT, item STRING)
+  WITH (location='orders', format='json', key='id');
+WITH customersTable AS (SELECT TABLE * FROM customers);
+INSERT INTO result SELECT STREAM customersTable.name, orders.item
+FROM orders LEFT JOIN customersTable ON customersTable.id = orders.customer_id;
+"""
+
+
+def test_observing_a_json_folder_versions_it_by_its_files_as_the_sensor_sees_them(
+        warehouse) -> None:
+    """Observation alone (no step selected: no Spark): the folder's data
+    version is its file state, a Delta source not written yet is ``empty``,
+    and the pipeline's sensor requests a run exactly when a version moved."""
+    from dagster import build_sensor_context
+
+    io = make_io(None, warehouse, JSON_ORDERS, name="obsj")
+    defs = build_definitions([io.pipeline], warehouse, SparkResource())
+    job, sensor = defs.resolve_job_def("obsj_job"), defs.resolve_sensor_def("obsj_new_data")
+    customers, orders = (AssetKey(["obsj", f"{s}_data"]) for s in ("customers", "orders"))
+    instance = DagsterInstance.ephemeral()
+    folder = warehouse.source_path("orders")
+
+    def observe() -> dict[AssetKey, str | None]:
+        assert job.execute_in_process(instance=instance,
+                                      asset_selection=[customers, orders]).success
+        return {k: _version(instance, k) for k in (customers, orders)}
+
+    os.makedirs(folder)
+    with open(os.path.join(folder, "a.json"), "w") as fh:
+        fh.write('{"id": 1, "customer_id": 1, "item": "Computer"}\n')
+    assert observe() == {customers: "empty", orders: "1:a.json"}
+    tick = sensor.evaluate_tick(build_sensor_context(cursor=None))
+    assert len(tick.run_requests) == 1
+    assert json.loads(tick.cursor) == {"customers": "", "orders": "1:a.json"}
+
+    assert observe() == {customers: "empty", orders: "1:a.json"}  # nothing new: same version
+    assert sensor.evaluate_tick(build_sensor_context(cursor=tick.cursor)).run_requests == []
+
+    with open(os.path.join(folder, "b.json"), "w") as fh:
+        fh.write('{"id": 2, "customer_id": 9, "item": "Pen"}\n')
+    assert observe() == {customers: "empty", orders: "2:b.json"}
+    assert source_marker(warehouse, io.pipeline.sources["orders"]) == "2:b.json"
+    again = sensor.evaluate_tick(build_sensor_context(cursor=tick.cursor))
+    assert [r.tags["splice/sources"] for r in again.run_requests] == ["orders"]
+    # observation only: no step ran, nothing was materialized
+    assert instance.get_latest_materialization_event(AssetKey(["obsj", "orders"])) is None
