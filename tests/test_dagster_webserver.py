@@ -107,6 +107,10 @@ def test_a_graphql_launched_run_materializes_the_demo_and_runs_its_checks(
     from dagster import AssetKey, DagsterEventType, DagsterInstance
     from dagster_graphql import DagsterGraphQLClient
 
+    from engine.settings import Warehouse
+    from engine.source_state import source_marker
+    from splice.compile import compile_path
+
     client = DagsterGraphQLClient("127.0.0.1", port_number=webserver.port)
     run_id = client.submit_job_execution("demo_job")
     deadline = time.monotonic() + 900
@@ -134,6 +138,27 @@ def test_a_graphql_launched_run_materializes_the_demo_and_runs_its_checks(
     assert checks[("demo/customersTable", "schema_matches_plan")] is True
     observed = instance.get_latest_data_version_record(AssetKey(["demo", "orders_data"]))
     assert observed is not None and observed.run_id == run_id
+    # the observed version is the marker of the orders table: its newest Delta commit
+    orders = compile_path(DEMO).sources["orders"]
+    marker = source_marker(Warehouse(root=str(webserver.warehouse)), orders)
+    assert marker.endswith(".json")
+    assert observed.asset_observation.data_version == marker
+
+
+def test_the_graph_shows_each_sources_data_as_an_observable_asset(webserver: Webserver) -> None:
+    nodes = {}
+    for name in ("orders_data", "orders"):
+        data = webserver.graphql("""
+            query ($path: [String!]!) {
+              assetNodeOrError(assetKey: {path: $path}) {
+                ... on AssetNode { isObservable isMaterializable dependencyKeys { path } }
+              }
+            }""", {"path": ["demo", name]})
+        nodes[name] = data["assetNodeOrError"]
+    assert nodes["orders_data"] == {"isObservable": True, "isMaterializable": False,
+                                    "dependencyKeys": []}
+    assert nodes["orders"] == {"isObservable": False, "isMaterializable": True,
+                               "dependencyKeys": [{"path": ["demo", "orders_data"]}]}
 
 
 def test_a_broken_pipeline_shows_every_error_and_fails_with_them(webserver: Webserver) -> None:
@@ -142,8 +167,11 @@ def test_a_broken_pipeline_shows_every_error_and_fails_with_them(webserver: Webs
           assetNodeOrError(assetKey: {path: $path}) { ... on AssetNode { description } }
         }""", {"path": ["broken", "sql_errors"]})
     description = data["assetNodeOrError"]["description"]
-    assert "broken.sql:2:" in description and "broken.sql:3:" in description
-    assert "nope" in description and "missing" in description
+    # both errors, each at its file:line:col, none left out
+    assert "until these 2 error(s) are fixed" in description
+    assert "broken.sql:2:37: unknown column 'nope'; the columns are: id, v" in description
+    assert ("broken.sql:3:44: unknown source or step 'missing'; declare it first with "
+            "CREATE STREAM/TABLE/SOURCE or WITH; known names: s") in description
 
 
 def test_chromium_renders_the_asset_graph(webserver: Webserver, tmp_path: Path) -> None:
