@@ -9,6 +9,7 @@ from engine.definitions import DefinitionChanged, definition_hash
 from engine.io import StepIO
 from engine.lock import LockBusy, dagster_lock_wait, pipeline_lock
 from engine.maintenance import MaintenanceFailed, MaintenancePolicy, maintain
+from engine.settings import SettingsError
 from engine.source_state import SourceStateUnreadable, source_marker, table_version
 from resources.spark import SparkResource
 from resources.warehouse import WarehouseResource
@@ -22,6 +23,7 @@ __all__ = [
     "LockBusy",
     "MaintenanceFailed",
     "MaintenancePolicy",
+    "SettingsError",
     "SourceStateUnreadable",
     "SparkResource",
     "StepFailed",

@@ -12,7 +12,12 @@ from dagster import (
     sensor,
 )
 
-from orchestration.bridge import SourceStateUnreadable, WarehouseResource, source_marker
+from orchestration.bridge import (
+    SettingsError,
+    SourceStateUnreadable,
+    WarehouseResource,
+    source_marker,
+)
 from sql.plan import Pipeline
 
 
@@ -25,8 +30,9 @@ def pipeline_sensor(pipeline: Pipeline, job_name: str,
         try:
             markers = {name: source_marker(warehouse, step)
                        for name, step in pipeline.sources.items()}
-        except SourceStateUnreadable as err:
-            # Never a silent sensor: the tick shows the reason, the log has it.
+        except (SourceStateUnreadable, SettingsError) as err:
+            # Never a silent sensor: the tick shows the reason, the log has it
+            # (unreadable storage, or a topic without a broker).
             context.log.error(str(err))
             return SkipReason(f"source state unreadable: {err}")
         previous = json.loads(context.cursor) if context.cursor else {}

@@ -27,10 +27,13 @@ from dagster import (
     multi_observable_source_asset,
 )
 
-from engine.settings import SettingsError
-from engine.source_state import SourceStateUnreadable, source_marker
+from orchestration.bridge import (
+    SettingsError,
+    SourceStateUnreadable,
+    WarehouseResource,
+    source_marker,
+)
 from orchestration.translator import SpliceTranslator
-from resources.warehouse import WarehouseResource
 from sql.plan import Pipeline, SourceStep
 
 

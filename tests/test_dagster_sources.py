@@ -105,3 +105,29 @@ def test_observing_a_json_folder_versions_it_by_its_files_as_the_sensor_sees_the
     assert [r.tags["splice/sources"] for r in again.run_requests] == ["orders"]
     # observation only: no step ran, nothing was materialized
     assert instance.get_latest_materialization_event(AssetKey(["obsj", "orders"])) is None
+
+
+def test_a_topic_without_a_broker_fails_its_observation_and_the_sensor_says_why(
+        warehouse, monkeypatch, tmp_path) -> None:
+    """No broker set for a Kafka source: the observation fails and the
+    sensor skips, both with the settings' one-line message, never a
+    traceback nor a version that silently stops changing."""
+    from dagster import build_sensor_context
+
+    monkeypatch.delenv("SPLICE_KAFKA_BOOTSTRAP", raising=False)
+    monkeypatch.chdir(tmp_path)  # no splice.yaml with a broker in it
+    io = make_io(None, warehouse, "CREATE STREAM s (id INT) WITH (format='kafka', "
+                 "topic='t1', key='id');\nINSERT INTO out SELECT STREAM id FROM s;\n", name="k")
+    defs = build_definitions([io.pipeline], warehouse, SparkResource())
+    why = ("source 's' reads Kafka topic 't1' but no broker is set: set "
+           "SPLICE_KAFKA_BOOTSTRAP=host:port for the sensor")
+
+    result = defs.resolve_job_def("k_job").execute_in_process(
+        instance=DagsterInstance.ephemeral(), asset_selection=[AssetKey(["k", "s_data"])],
+        raise_on_error=False)
+    assert not result.success
+    [failure] = result.get_step_failure_events()
+    assert failure.step_failure_data.user_failure_data.description == why
+
+    tick = defs.resolve_sensor_def("k_new_data").evaluate_tick(build_sensor_context())
+    assert tick.run_requests == [] and tick.skip_message == f"source state unreadable: {why}"
