@@ -32,9 +32,12 @@ command -v java >/dev/null 2>&1 || { echo "Spark needs Java 17 (java not found)"
 # Dagster UI; that test skips, saying so, without it. Opt in:
 # SPLICE_WITH_CHROMIUM=1 bash scripts/setup.sh
 if [ "${SPLICE_WITH_CHROMIUM:-0}" = "1" ] && ! command -v chromium >/dev/null 2>&1; then
+  # a fresh container has no package lists yet: update first
   if [ "$(id -u)" = "0" ]; then
+    apt-get update -q >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
   else
+    sudo apt-get update -q >/dev/null
     sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
   fi
 fi
