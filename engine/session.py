@@ -149,6 +149,15 @@ def _reachable(url: str, addresses: list[str], start: str, setting: str) -> None
                         f"prints its URL) or fix {setting}")
 
 
+def _existing_session(session_class: Any) -> Any:
+    """The session this process already has (the thread's, else the
+    default one), or None."""
+    try:
+        return session_class.active()
+    except Exception:  # PySparkRuntimeError: no session yet
+        return None
+
+
 def own_session(spark: Any) -> Any:
     """A session of its own (settings apart, one SparkContext), or under
     Spark Connect, which cannot clone a session, ``spark`` itself."""
@@ -164,7 +173,11 @@ def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (l
     settings = settings or SpliceSettings.from_env()
     with _lock:
         if not settings.connect_url:
-            active = SparkSession.getActiveSession()
+            # The process's session from any thread: getActiveSession is
+            # per thread, and a second "first" start in a worker thread
+            # would reconfigure the file layer with that caller's settings
+            # (an S3 test lost its credentials after a threaded Dagster run).
+            active = _existing_session(SparkSession)
             if active is not None:
                 return active
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
