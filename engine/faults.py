@@ -31,6 +31,9 @@ class KillPoint(StrEnum):
     # A MERGE into a step's table is writing its new data files; its Delta
     # commit is not made.
     INSIDE_MERGE = "inside-merge"
+    # A Kafka sink's records of a micro-batch are acknowledged by the
+    # broker; the sink's own table (the records it sent) is not written.
+    SINK_SENT = "sink-sent"
     # The step's streaming query finished (its checkpoint commits are
     # made); the run's own bookkeeping (input markers, definition hash) is
     # not written.

@@ -34,15 +34,29 @@ def _admin(bootstrap: str):
     return AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
 
 
-def create_topic(bootstrap: str, name: str, partitions: int = 1) -> None:
-    """Create ``name`` with ``partitions`` partitions (replication 1)."""
+def create_topic(bootstrap: str, name: str, partitions: int = 1,
+                 compacted: bool = False) -> None:
+    """Create ``name`` with ``partitions`` partitions (replication 1);
+    ``compacted``: the broker keeps the latest record of each key
+    (``cleanup.policy=compact``), as for a table's topic."""
     from confluent_kafka.admin import NewTopic
 
     admin = _admin(bootstrap)  # kept alive until the result: its end cancels the request
+    config = {"cleanup.policy": "compact"} if compacted else {}
     futures = admin.create_topics(
-        [NewTopic(name, num_partitions=partitions, replication_factor=1)],
+        [NewTopic(name, num_partitions=partitions, replication_factor=1, config=config)],
         operation_timeout=TIMEOUT)
     futures[name].result(TIMEOUT)
+
+
+def topic_config(bootstrap: str, name: str) -> dict[str, str]:
+    """The topic's configuration as the broker reports it."""
+    from confluent_kafka.admin import ConfigResource
+
+    admin = _admin(bootstrap)  # kept alive until the result
+    resource = ConfigResource("topic", name)
+    entries = admin.describe_configs([resource])[resource].result(TIMEOUT)
+    return {key: entry.value for key, entry in entries.items()}
 
 
 def delete_topic(bootstrap: str, name: str) -> bool:

@@ -40,20 +40,29 @@ from operators.dead_letters import append_dead_letters, dead_letters, raw_record
 from operators.json_source import NOT_OBJECT, NOT_UTF8, TRAILING, convert_text, one_object
 from operators.nodes import SourceNode
 from operators.sources import SourceError, SourceExecutor, dead_letter_table, rowtime_of
-from sql.plan import SourceStep
+from sql.plan import SinkStep, SourceStep
 
+# A Kafka record's own fields, under names no declared column can take: a
+# stream may well declare columns named ``value``, ``topic`` or ``offset``.
+# The stored table keeps ``__partition`` and ``__offset`` (its schema).
+RECORD_KEY = "__kafka_key"
+RECORD_VALUE = "__kafka_value"
+RECORD_TOPIC = "__kafka_topic"
+RECORD_TIMESTAMP = "__kafka_timestamp"
 ORDER = ["__partition", "__offset"]  # a topic's order: by partition, then offset
 
 
-def bootstrap(step: SourceStep, io: StepIO) -> str:
+def bootstrap(step: SourceStep | SinkStep, io: StepIO) -> str:
     """The brokers: the statement's own, else the setting's, else
     SPLICE_KAFKA_BOOTSTRAP."""
     found = (step.options.get("bootstrap") or io.kafka_bootstrap
              or os.environ.get(ENV["kafka_bootstrap"], "").strip())
     if not found:
+        what = (f"source '{step.name}' (declared at {step.where}) reads"
+                if isinstance(step, SourceStep) else
+                f"output '{step.inputs[0]}' (at {step.where}) writes")
         raise SourceError(
-            f"source '{step.name}' (declared at {step.where}) reads Kafka topic "
-            f"'{step.options.get('topic')}' but no broker is set; set "
+            f"{what} Kafka topic '{step.options.get('topic')}' but no broker is set; set "
             f"{ENV['kafka_bootstrap']}=host:port (bash scripts/kafka.sh start prints one), or "
             "give the statement properties.bootstrap.server='host:port'")
     return found
@@ -135,12 +144,12 @@ class KafkaSourceExecutor(SourceExecutor):
                     append(good, path, txn, batch_id)
                 reached(KillPoint.SOURCE_INGESTED, step.id)
                 if counts["bad"]:
-                    record, encoding = raw_record(F.col("value"))
+                    record, encoding = raw_record(F.col(RECORD_VALUE))
                     bad = (decoded.where(F.col("__reason") != "").repartition(1)
                            .sortWithinPartitions(*ORDER))
                     append_dead_letters(dead_letters(
                         step, bad, F.col("__reason"), batch_id, record=record,
-                        encoding=encoding, extra={"topic": F.col("topic"),
+                        encoding=encoding, extra={"topic": F.col(RECORD_TOPIC),
                                                   "partition": F.col("__partition"),
                                                   "offset": F.col("__offset")}),
                         dead_path, txn, batch_id)
@@ -173,14 +182,15 @@ def decode(step: SourceStep, batch: DataFrame) -> DataFrame:
     why it goes to the dead letter."""
     table = step.options.get("table") == "true"
     records = batch.select(
-        F.col("key").cast("string").alias("__keytext"), F.col("value").cast("string")
-        .alias("value"), "topic", F.col("partition").alias("__partition"),
-        F.col("offset").alias("__offset"), F.col("timestamp").alias("__timestamp"))
-    key = _decoded_key(step, F.col("__keytext"))
+        F.col("key").cast("string").alias(RECORD_KEY),
+        F.col("value").cast("string").alias(RECORD_VALUE),
+        F.col("topic").alias(RECORD_TOPIC), F.col("partition").alias("__partition"),
+        F.col("offset").alias("__offset"), F.col("timestamp").alias(RECORD_TIMESTAMP))
+    key = _decoded_key(step, F.col(RECORD_KEY))
     keys = step.relation.key_columns
     as_text = StructType([StructField(c.name, StringType()) for c in step.declared]
                          + [StructField("__corrupt", StringType())])
-    value = F.col("value")
+    value = F.col(RECORD_VALUE)
     tombstone = value.isNull()
     json = F.from_json(value, as_text, {"mode": "PERMISSIVE",
                                         "columnNameOfCorruptRecord": "__corrupt"})
@@ -206,8 +216,8 @@ def decode(step: SourceStep, batch: DataFrame) -> DataFrame:
         record_key = F.struct(*[typed[k].alias(k) for k in keys])
     key_format = step.options.get("key_format", "kafka")
     checked_key = bool(keys) or key_format == "json"  # text keys of no type always fit
-    key_reason = F.when(F.lit(checked_key) & F.col("__keytext").isNotNull() & key.isNull(),
-                        F.concat(F.lit("key '"), F.col("__keytext"), F.lit(
+    key_reason = F.when(F.lit(checked_key) & F.col(RECORD_KEY).isNotNull() & key.isNull(),
+                        F.concat(F.lit("key '"), F.col(RECORD_KEY), F.lit(
                             f"' is not {step.relation.key_type.upper()} (key format "
                             f"{key_format.upper()})")))
     broken = F.col("__j").isNull() | F.col("__j.__corrupt").isNotNull()
@@ -216,7 +226,7 @@ def decode(step: SourceStep, batch: DataFrame) -> DataFrame:
                     .when(~whole, F.lit(TRAILING))
                     .when(broken, F.lit(NOT_OBJECT))
                     .otherwise(F.concat_ws("; ", *reasons)))
-    keep = ["value", "topic", "__keytext", *ORDER, "__timestamp"]
+    keep = [RECORD_VALUE, RECORD_TOPIC, RECORD_KEY, *ORDER, RECORD_TIMESTAMP]
     # A tombstone's columns are NULL but its key's, which the key fills.
     columns = [F.when(tombstone, typed[c.name] if c.name in keys else F.lit(None))
                .otherwise(typed[c.name]).cast(c.type).alias(c.name) for c in step.declared]
@@ -225,9 +235,9 @@ def decode(step: SourceStep, batch: DataFrame) -> DataFrame:
         F.when(~tombstone, F.nullif(value_reason, F.lit(""))).alias("__value_reason"),
         key_reason.alias("__key_reason"))
     if step.timestamp_column is None:
-        rowtime = F.col("__timestamp")
+        rowtime = F.col(RECORD_TIMESTAMP)
     else:
-        rowtime = F.when(tombstone, F.col("__timestamp")).otherwise(rowtime_of(step))
+        rowtime = F.when(tombstone, F.col(RECORD_TIMESTAMP)).otherwise(rowtime_of(step))
     missing_key = F.when(F.lit(table) & F.col(f"`{KEY}`").isNull(), F.lit(
         "missing key: the record has no key and its value no key column"))
     reason = (F.when(tombstone & F.lit(not table), F.lit(None).cast("string"))

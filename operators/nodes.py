@@ -16,6 +16,7 @@ from sql.plan import (
     MaterializeStep,
     ProjectStep,
     RepartitionStep,
+    SinkStep,
     SourceStep,
 )
 
@@ -71,6 +72,26 @@ class KafkaSource(SourceNode):
         if self.step.timestamp_column is None:
             props["event time"] = "the record's timestamp"
         return node.model_copy(update={"props": props})
+
+
+class KafkaSink(PhysicalNode):
+    """An output written to a Kafka topic (``operators/kafka_sink.py``)."""
+
+    kind: ClassVar[str] = "sink.kafka"
+    packages: ClassVar[tuple[str, ...]] = KafkaSource.packages
+    step: SinkStep
+
+    def explain(self) -> ExplainNode:
+        step = self.step
+        table = step.options.get("table") == "true"
+        return ExplainNode(name="KafkaSink", props={
+            **self.header(), "input": step.inputs[0] + (" (change feed)" if table else ""),
+            "topic": step.topic + (" (compacted)" if table else ""),
+            "record key": f"_key ({step.options.get('key_format', 'kafka').upper()})",
+            "record value": "the value columns as a JSON object",
+            "deleted key": "a tombstone (null value)" if table else "",
+            "delivery": "at least once (Spark's Kafka sink)",
+            "own rows": "the records sent"})
 
 
 class UnsupportedSource(SourceNode):

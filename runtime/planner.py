@@ -14,6 +14,7 @@ from engine.nodes import PhysicalNode, PhysicalPlan
 from joins.planner import explainable_join, physical_join
 from operators.nodes import (
     AggregateNode,
+    KafkaSink,
     MaterializeNode,
     RepartitionNode,
     plan_project,
@@ -27,6 +28,7 @@ from sql.plan import (
     Pipeline,
     ProjectStep,
     RepartitionStep,
+    SinkStep,
     SourceStep,
     Step,
 )
@@ -39,6 +41,7 @@ PLANNERS: dict[type, tuple[_Planner, _Planner]] = {
     RepartitionStep: (lambda s: RepartitionNode(step=s),) * 2,
     MaterializeStep: (lambda s: MaterializeNode(step=s),) * 2,
     AggregateStep: (lambda s: AggregateNode(step=s),) * 2,
+    SinkStep: (lambda s: KafkaSink(step=s),) * 2,
     JoinStep: (physical_join, explainable_join),
 }
 

@@ -21,6 +21,7 @@ from joins.physical.lookup import LookupQuery
 from joins.physical.table_table import TableTableQuery
 from operators.aggregate import AggregateExecutor
 from operators.json_source import JsonSourceExecutor
+from operators.kafka_sink import KafkaSinkExecutor
 from operators.kafka_source import KafkaSourceExecutor
 from operators.materialize import MaterializeExecutor
 from operators.sources import DeltaSourceExecutor
@@ -31,6 +32,7 @@ EXECUTORS: dict[str, Executor[Any]] = {
     "source.delta": DeltaSourceExecutor(),
     "source.json": JsonSourceExecutor(),
     "source.kafka": KafkaSourceExecutor(),
+    "sink.kafka": KafkaSinkExecutor(),
     "project": ProjectExecutor(),
     "project.table": TableProjectExecutor(),
     "repartition": RepartitionExecutor(),

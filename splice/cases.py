@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
@@ -82,8 +82,26 @@ class CaseResult:
 
 
 # -- running ------------------------------------------------------------------
-def run_case(case: Case, path: str, spark: Any, workdir: str | None = None) -> CaseResult:
-    """Run one case on a fresh warehouse; never raises for a failing case."""
+class CaseSources(Protocol):
+    """Where a case's sources live, when not on Delta tables (the default):
+    ``prepare`` declares the compiled pipeline's sources there, ``append``
+    delivers a run's rows, ``close`` removes what ``prepare`` made.
+    ``kafka_bootstrap`` goes to the run's StepIO."""
+
+    kafka_bootstrap: str | None
+
+    def prepare(self, pipeline: Any, case: str) -> Any: ...
+
+    def append(self, io: Any, step: SourceStep, rows: list[dict[str, Any]]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def run_case(case: Case, path: str, spark: Any, workdir: str | None = None,
+             sources: CaseSources | None = None) -> CaseResult:
+    """Run one case on a fresh warehouse; never raises for a failing case.
+    ``sources``: the case's sources somewhere else than Delta tables (Kafka
+    topics: ``splice.kafka_cases``)."""
     from splice.compile import compile_text
 
     start = time.monotonic()
@@ -97,7 +115,13 @@ def run_case(case: Case, path: str, spark: Any, workdir: str | None = None) -> C
             f"expected the pipeline to be rejected (with {case.error.contains}), "
             "but it compiled"])
     root = workdir or tempfile.mkdtemp(prefix=f"splice-case-{_safe(case.case)}-")
-    return _result(case, path, start, _run_data(case, pipeline, spark, root))
+    if sources is None:
+        return _result(case, path, start, _run_data(case, pipeline, spark, root))
+    try:
+        pipeline = sources.prepare(pipeline, _safe(case.case))
+        return _result(case, path, start, _run_data(case, pipeline, spark, root, sources))
+    finally:
+        sources.close()
 
 
 def _result(case: Case, path: str, start: float, problems: list[str]) -> CaseResult:
@@ -120,18 +144,21 @@ def _check_error(case: Case, err: SqlErrors) -> list[str]:
     return [f"expected {want}; got:", *messages]
 
 
-def _run_data(case: Case, pipeline: Pipeline, spark: Any, root: str) -> list[str]:
+def _run_data(case: Case, pipeline: Pipeline, spark: Any, root: str,
+              sources: CaseSources | None = None) -> list[str]:
     from engine.definitions import DefinitionChanged
     from engine.io import StepIO
     from engine.settings import Warehouse
     from runtime.runner import StepFailed, run_pipeline
 
-    io = StepIO(spark=spark, warehouse=Warehouse(root=root), pipeline=pipeline)
+    io = StepIO(spark=spark, warehouse=Warehouse(root=root), pipeline=pipeline,
+                kafka_bootstrap=sources.kafka_bootstrap if sources else None)
+    append = sources.append if sources else append_rows
     problems: list[str] = []
     try:
         for number, spec in enumerate(case.runs, start=1):
             for source_name, rows in spec.append.items():
-                append_rows(io, _source(pipeline, source_name), rows)
+                append(io, _source(pipeline, source_name), rows)
             run_pipeline(pipeline, io)
             if spec.expect:
                 problems += check_outputs(io, spec.expect, f"after run {number}")

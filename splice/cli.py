@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from engine.claims import ClaimRefused
 from engine.fs import FileSystemUnavailable
@@ -63,6 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warehouse", default=None,
                    help="where the cases' warehouses go: <this>/<start time>/<case> (a "
                         "folder or URI, e.g. s3a://bucket/cases; default: temp folders)")
+    p.add_argument("--sources", choices=("delta", "kafka"), default="delta",
+                   help="where the cases' sources live: Delta tables (as written), or a Kafka "
+                        "topic each on SPLICE_KAFKA_BOOTSTRAP, else on scripts/kafka.sh's "
+                        "broker (started if needed), the rows produced as records")
 
     p = sub.add_parser("demo", help="write the demo data, run the demo pipeline, show outputs")
     p.add_argument("--warehouse", default=None,
@@ -301,16 +306,34 @@ def _test(args: argparse.Namespace) -> int:
     # an earlier run left there
     root = f"{args.warehouse.rstrip('/')}/{time.strftime('%Y%m%dT%H%M%S')}" \
         if args.warehouse else None
+    settings = SpliceSettings.from_env(warehouse=root)
+    bootstrap = None
+    if args.sources == "kafka":
+        from operators.nodes import KafkaSource
+        from splice.kafka_demo import broker_address
+
+        bootstrap = broker_address(settings)
+        settings = settings.with_packages(KafkaSource.packages)
     for file in files:
         case = load_case(file)
         if case.error is None and spark is None:
-            spark = start_session(SpliceSettings.from_env(warehouse=root))
+            spark = start_session(settings)
         result = run_case(case, str(file), spark,
-                          workdir=f"{root}/{case.case}" if root else None)
+                          workdir=f"{root}/{case.case}" if root else None,
+                          sources=_case_sources(bootstrap))
         print(result.render(), flush=True)
         passed, failed = passed + result.passed, failed + (not result.passed)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def _case_sources(bootstrap: str | None) -> Any:
+    """A case's sources on Kafka topics of ``bootstrap``; None: on Delta."""
+    if bootstrap is None:
+        return None
+    from splice.kafka_cases import KafkaCaseSources
+
+    return KafkaCaseSources(bootstrap)
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from sql.analysis.joins import JoinAnalyzer
 from sql.analysis.queries import QueryAnalyzer
+from sql.analysis.sinks import SinkAnalyzer
 from sql.analysis.sources import SourceAnalyzer
 from sql.analysis.statements import StatementAnalyzer
 from sql.intervals import interval_ms, parse_duration_ms
 from sql.types import UNKNOWN
 
 
-class Analyzer(StatementAnalyzer, SourceAnalyzer, QueryAnalyzer, JoinAnalyzer):
+class Analyzer(StatementAnalyzer, SourceAnalyzer, SinkAnalyzer, QueryAnalyzer, JoinAnalyzer):
     """Analyzes the statements of one pipeline, in order: :meth:`add` them,
     then :meth:`finish` gives the :class:`sql.plan.Pipeline`."""
 

@@ -144,10 +144,13 @@ class CreateAs(exp.Expression):
     ``CREATE MATERIALIZED VIEW name AS SELECT ...`` (RisingWave).
 
     ``kind`` is ``"STREAM"``, ``"TABLE"`` or ``"MATERIALIZED VIEW"``; ``this``
-    the name identifier; ``expression`` the query; ``emit_changes`` a bool.
+    the name identifier; ``expression`` the query; ``emit_changes`` a bool;
+    ``options`` the ``WITH (...)`` of an output also written to a Kafka topic
+    (ksqlDB's ``CREATE STREAM name WITH (kafka_topic=...) AS SELECT``).
     """
 
-    arg_types = {"this": True, "kind": True, "expression": True, "emit_changes": False}
+    arg_types = {"this": True, "kind": True, "expression": True, "emit_changes": False,
+                 "options": False}
 
 
 class InsertInto(exp.Expression):

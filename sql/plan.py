@@ -147,6 +147,17 @@ class SourceStep(StepBase):
     options: dict[str, str] = Field(default_factory=dict)
 
 
+class SinkStep(StepBase):
+    """An output also written to a Kafka topic (its input): a stream's rows,
+    or a table's changes (a deleted key as a tombstone), as JSON records
+    keyed by ``_key``. Its own rows are the records it sent."""
+
+    op: Literal["sink"] = "sink"
+    format: str = "kafka"
+    topic: str
+    options: dict[str, str] = Field(default_factory=dict)
+
+
 class MaterializeStep(StepBase):
     """A stream read as a table: one row per key, latest record wins, a record
     whose ``tombstone_columns`` are all NULL deletes its key."""
@@ -248,7 +259,8 @@ class AggregateStep(StepBase):
 
 
 Step = Annotated[
-    SourceStep | MaterializeStep | ProjectStep | RepartitionStep | JoinStep | AggregateStep,
+    SourceStep | MaterializeStep | ProjectStep | RepartitionStep | JoinStep | AggregateStep
+    | SinkStep,
     Field(discriminator="op"),
 ]
 

@@ -139,6 +139,8 @@ def all_kills(pipeline: Pipeline) -> list[Kill]:
             if step.format == "json":  # type: ignore[union-attr]
                 points.append(KillPoint.SOURCE_INGESTED)
             points.append(KillPoint.OUTPUT_COMMITTED)
+        elif step.op == "sink":
+            points += [KillPoint.SINK_SENT, KillPoint.OUTPUT_COMMITTED]
         elif step.kind == Kind.TABLE:
             points += [KillPoint.INSIDE_MERGE, KillPoint.OUTPUT_COMMITTED]
         else:

@@ -120,6 +120,33 @@ def test_bad_records_go_to_dead_letter_with_topic_partition_offset(
     assert {r["record"] for r in dead.collect() if r["offset"] == 1} == {'{"id": 2, "item": '}
 
 
+def test_columns_named_like_a_records_fields_are_the_values_own(spark, warehouse,
+                                                                 kafka) -> None:
+    """A value's ``key``, ``value``, ``topic``, ``partition``, ``offset`` and
+    ``timestamp`` are the declared columns, never the Kafka record's own."""
+    events = topic("fields", 1, kafka)
+    sql = (f"CREATE STREAM events (key STRING, value INT, topic STRING, partition INT, "
+           f"offset BIGINT, timestamp TIMESTAMP) WITH (format='kafka', topic='{events}', "
+           "timestamp='timestamp');\n"
+           "INSERT INTO result SELECT STREAM key, value, topic, partition, offset, timestamp "
+           "FROM events;")
+    io = kafka_io(spark, warehouse, sql, "fields", kafka)
+    produce(kafka, events, [
+        Record({"key": "k1", "value": 7, "topic": "mine", "partition": 9, "offset": 90,
+                "timestamp": ts(3)}, "record-key"),
+        Record({"key": "k2", "value": "eight", "topic": "mine", "partition": 9, "offset": 91,
+                "timestamp": ts(4)}, "record-key"),
+    ])
+    reports = {r.step_id: r for r in run_pipeline(io.pipeline, io)}
+    rows = output_rows(io, "result", "key", "value", "topic", "partition", "offset",
+                       "timestamp")
+    assert rows == [("k1", 7, "mine", 9, 90, datetime(2024, 1, 1, 0, 0, 3))]
+    assert reports["events"].dead_letters == 1
+    dead = spark.read.format("delta").load(warehouse.dead_letter_path("fields", "events"))
+    assert [(r["topic"], r["partition"], r["offset"], r["reason"]) for r in dead.collect()] == [
+        (events, 0, 1, "column 'value': 'eight' is not INT")]
+
+
 def test_tombstone_on_a_table_topic_deletes_its_key(spark, warehouse, kafka) -> None:
     customers, orders = topic("tomb", 1, kafka), topic("tomb-orders", 1, kafka)
     sql = (f"CREATE TABLE customers (id INT PRIMARY KEY, name STRING) WITH ("

@@ -37,7 +37,7 @@ def is_kafka(options: dict[str, str]) -> bool:
             or "connector" in options)
 
 
-def kafka_options(node: nodes.CreateSource, options: dict[str, str], name: str,
+def kafka_options(node: nodes.CreateSource | nodes.CreateAs, options: dict[str, str], name: str,
                   is_table: bool, pos: Callable[[str], Position],
                   where: Callable[[exp.Expression | None], Position]) -> dict[str, str]:
     """The normalized options (module docstring); an unsupported value is a
@@ -85,7 +85,7 @@ def kafka_options(node: nodes.CreateSource, options: dict[str, str], name: str,
     return out
 
 
-def _row_format(node: nodes.CreateSource, is_table: bool,
+def _row_format(node: nodes.CreateSource | nodes.CreateAs, is_table: bool,
                 where: Callable[[exp.Expression | None], Position]) -> None:
     """RisingWave's FORMAT PLAIN|UPSERT ENCODE JSON: UPSERT only for a
     table, JSON the only encoding."""

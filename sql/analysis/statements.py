@@ -84,6 +84,8 @@ class StatementAnalyzer(AnalyzerBase):
             forced = {"STREAM": Kind.STREAM, "TABLE": Kind.TABLE}.get(kind)
             self._query(name_of(node.this), node.expression, output=name_of(node.this),
                         forced=forced)
+            if node.args.get("options") is not None:
+                self._sink(node)
         else:  # the parser admits only the statement types above
             raise SqlError(self.stmt.pos(node), "this statement cannot be part of a pipeline",
                            "use CREATE STREAM/TABLE/SOURCE, WITH, INSERT INTO, CREATE ... AS, "

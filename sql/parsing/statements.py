@@ -111,9 +111,19 @@ class StatementParser(SourceParser):
         if self._match(TokenType.WITH, advance=False) and self._next.token_type == (
             TokenType.L_PAREN
         ):
-            self._fail(f"CREATE {kind} {name.name} needs a column list before WITH (...)",
+            # ksqlDB's CREATE STREAM|TABLE name WITH (kafka_topic=...) AS SELECT:
+            # an output that is also written to a topic.
+            start = self._index
+            self._advance()
+            options = self._parse_source_options(f"CREATE {kind} {name.name}")
+            if kind in ("STREAM", "TABLE") and self._match(TokenType.ALIAS):
+                return self._parse_create_as(kind, name, options)
+            self._retreat(start)
+            self._fail(f"CREATE {kind} {name.name} needs a column list before WITH (...), "
+                       "or AS SELECT after it",
                        f"declare the columns: CREATE {kind} {name.name} (id INT, ...) "
-                       "WITH (...)")
+                       f"WITH (...), or write an output on a topic: CREATE {kind} "
+                       f"{name.name} WITH (kafka_topic='...') AS SELECT ...")
         if not self._match(TokenType.L_PAREN):
             self._fail(f"syntax error: expected '(' and a column list, or AS SELECT, after "
                        f"CREATE {kind} {name.name}",
@@ -129,7 +139,8 @@ class StatementParser(SourceParser):
             return self._prev.text.upper()
         return None
 
-    def _parse_create_as(self, kind: str, name: exp.Identifier) -> nodes.CreateAs:
+    def _parse_create_as(self, kind: str, name: exp.Identifier,
+                         options: list[exp.Property] | None = None) -> nodes.CreateAs:
         if kind == "SOURCE":
             self._fail("CREATE SOURCE declares a source and cannot be AS SELECT",
                        f"write CREATE STREAM {name.name} AS SELECT ... for a derived stream",
@@ -137,7 +148,8 @@ class StatementParser(SourceParser):
         query = self._parse_statement_query(f"CREATE {kind} {name.name} AS")
         emit_changes = self._parse_emit_changes()
         return self.expression(
-            nodes.CreateAs(this=name, kind=kind, expression=query, emit_changes=emit_changes)
+            nodes.CreateAs(this=name, kind=kind, expression=query, emit_changes=emit_changes,
+                           options=options)
         )
 
     def _parse_splice_insert(self) -> nodes.InsertInto:

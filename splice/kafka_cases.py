@@ -1,0 +1,151 @@
+"""The acceptance cases over Kafka (``splice test --sources kafka``).
+
+A case declares its sources on Delta tables (``location=...``). Over Kafka,
+each source is declared on a topic of its own instead, exactly as the
+analyzer reads ``WITH (format='kafka', topic='...')`` (a table source as a
+table topic; a key of several columns in the JSON key format, as it has no
+KAFKA text form), and the case's rows are produced to those topics as
+records, one partition each so that a topic keeps the case's order:
+
+- the value is the row as a JSON object, with the case's own spelling of
+  every value (a row that does not fit the schema goes to the dead letter
+  as it would from Delta);
+- the key is the row's key column as text (KAFKA), or its key columns as a
+  JSON object; a row without a key value has a null key;
+- on a table topic, a row whose value columns are all null is a tombstone:
+  a record with a null value, keyed by its key;
+- the record's timestamp is the row's event time when the source declares
+  one (so a tombstone keeps its place in time), else the producer's clock.
+
+The pipeline is otherwise the one compiled from the case's SQL: the same
+steps, joins and outputs, read by the same assertions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.kafka_topics import Record, create_topic, delete_topic, produce
+from engine.nodes import PhysicalPlan
+from runtime.planner import plan
+from sql.plan import MaterializeStep, Pipeline, SourceStep
+
+
+def topic_options(step: SourceStep, topic: str, table: bool) -> dict[str, str]:
+    """The normalized options of ``step`` declared on ``topic``
+    (``sql/analysis/kafka.py``'s, for ``format='kafka', topic=...``)."""
+    keys = step.relation.key_columns
+    options = {"topic": topic, "key_format": "json" if len(keys) > 1 else "kafka"}
+    if table:
+        options["table"] = "true"
+    return options
+
+
+def _table_sources(pipeline: Pipeline) -> set[str]:
+    """The ids of sources declared as tables (their materialization reads
+    them and nothing else)."""
+    return {s.inputs[0] for s in pipeline.steps
+            if isinstance(s, MaterializeStep) and len(s.inputs) == 1
+            and isinstance(pipeline.step(s.inputs[0]), SourceStep)}
+
+
+def _topic_name(case: str, source: str) -> str:
+    """A fresh topic name (Kafka allows letters, digits, '.', '_', '-')."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", f"splice-case-{case}-{source}")[:200]
+    return f"{safe}-{uuid.uuid4().hex[:8]}"
+
+
+@dataclass
+class KafkaCaseSources:
+    """Sources on topics of ``bootstrap``, for the case runner
+    (``splice.cases.run_case``): :meth:`prepare` declares them, :meth:`append`
+    produces a run's rows, :meth:`close` deletes the topics."""
+
+    bootstrap: str
+    topics: dict[str, str] = field(default_factory=dict)  # source step id -> topic
+    tables: set[str] = field(default_factory=set)
+
+    @property
+    def kafka_bootstrap(self) -> str:
+        return self.bootstrap
+
+    def prepare(self, pipeline: PhysicalPlan, case: str) -> PhysicalPlan:
+        """``pipeline`` with every source on a new topic (created here)."""
+        self.tables = _table_sources(pipeline)
+        steps = []
+        for step in pipeline.steps:
+            if isinstance(step, SourceStep):
+                topic = _topic_name(case, step.name)
+                create_topic(self.bootstrap, topic, 1)
+                self.topics[step.id] = topic
+                step = step.model_copy(update={
+                    "format": "kafka", "location": topic,
+                    "options": topic_options(step, topic, step.id in self.tables)})
+            steps.append(step)
+        logical = Pipeline(name=pipeline.name, steps=tuple(steps), explain=pipeline.explain,
+                           origin=pipeline.origin)
+        return plan(logical)
+
+    def append(self, io: Any, step: SourceStep, rows: list[dict[str, Any]]) -> None:
+        produce(self.bootstrap, self.topics[step.id],
+                [record_of(step, row, step.id in self.tables) for row in rows])
+
+    def close(self) -> None:
+        for topic in self.topics.values():
+            delete_topic(self.bootstrap, topic)
+
+
+def record_of(step: SourceStep, row: dict[str, Any], table: bool) -> Record:
+    """One case row as the record a producer of that source would write."""
+    by_lower = {str(k).lower(): v for k, v in row.items()}
+    keys = step.relation.key_columns
+    values = [by_lower.get(k.lower()) for k in keys]
+    if not keys or all(v is None for v in values):
+        key: Any = None
+    elif len(keys) == 1:
+        key = _key_text(values[0])
+    else:
+        key = json.dumps(dict(zip(keys, values, strict=True)), default=str)
+    time = by_lower.get(step.timestamp_column.lower()) if step.timestamp_column else None
+    tombstone_columns = [c.name for c in step.declared
+                         if c.name not in keys and c.name != step.timestamp_column]
+    tombstone = table and bool(tombstone_columns) and all(
+        by_lower.get(c.lower()) is None for c in tombstone_columns)
+    # Written as the JSON-lines source writes a row (default=str: dates,
+    # decimals), so both sources read the same text.
+    value = None if tombstone else json.dumps(row, default=str)
+    return Record(value=value, key=key, timestamp_ms=_epoch_ms(time))
+
+
+def _key_text(value: Any) -> str:
+    """A key's KAFKA text: what the value column holds, as text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _epoch_ms(value: Any) -> int | None:
+    """A row's event time as Kafka's record timestamp (epoch milliseconds,
+    UTC like the session), or None to let the producer stamp it."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, dt.datetime):
+        moment = value
+    elif isinstance(value, dt.date):
+        moment = dt.datetime(value.year, value.month, value.day)
+    else:
+        try:
+            moment = dt.datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    stamp = int(moment.timestamp() * 1000)
+    return stamp if stamp >= 0 else None

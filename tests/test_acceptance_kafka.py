@@ -1,0 +1,80 @@
+"""The acceptance cases over Kafka (``splice test --sources kafka``): every
+source of a case on a topic of the session's broker, the case's rows
+produced as records, the same expected rows as over Delta."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.kafka_topics import Record
+from splice.cases import load_case, run_case
+from splice.compile import compile_text
+from splice.kafka_cases import KafkaCaseSources, record_of, topic_options
+from tests.conftest import CASES
+
+CASE_FILES = sorted(CASES.glob("*.yaml"))
+
+TABLE_ON_DELTA = ("CREATE TABLE t (k STRING, j INT, v STRING, ts TIMESTAMP) "
+                  "WITH (location='t', key='{key}', timestamp='ts');")
+TABLE_ON_TOPIC = ("CREATE TABLE t (k STRING, j INT, v STRING, ts TIMESTAMP) "
+                  "WITH (format='kafka', topic='tt', key='{key}', timestamp='ts'{extra});")
+
+
+@pytest.mark.parametrize(("key", "extra"), [("k", ""), ("k,j", ", key_format='JSON'")])
+def test_a_source_moved_to_a_topic_is_the_one_the_analyzer_reads_there(key, extra) -> None:
+    """The case runner swaps each source's declaration in the plan: the step
+    it makes equals the step of the same source written on a topic."""
+    tail = "\nCREATE TABLE o AS SELECT v FROM t;"
+    on_delta = compile_text(TABLE_ON_DELTA.format(key=key) + tail, "c.sql", "c")
+    on_topic = compile_text(TABLE_ON_TOPIC.format(key=key, extra=extra) + tail, "c.sql", "c")
+    moved = on_delta.sources["t"].model_copy(update={
+        "format": "kafka", "location": "tt", "options": topic_options(
+            on_delta.sources["t"], "tt", table=True)})
+    written = on_topic.sources["t"]
+    assert moved.model_dump(exclude={"sql", "where"}) == written.model_dump(
+        exclude={"sql", "where"})
+
+
+def test_a_case_row_as_a_record() -> None:
+    plan = compile_text(TABLE_ON_DELTA.format(key="k,j"), "c.sql", "c")
+    step = plan.sources["t"]
+    row = {"k": "a", "j": 1, "v": "x", "ts": "2024-01-01 00:00:01"}
+    assert record_of(step, row, table=True) == Record(
+        value=json.dumps(row), key='{"k": "a", "j": 1}', timestamp_ms=1_704_067_201_000)
+    # On a table topic, a row whose value columns are all null is a tombstone.
+    gone = {"k": "a", "j": 1, "v": None, "ts": "2024-01-01 00:00:02"}
+    assert record_of(step, gone, table=True) == Record(
+        value=None, key='{"k": "a", "j": 1}', timestamp_ms=1_704_067_202_000)
+    assert record_of(step, gone, table=False).value == json.dumps(gone)
+    single = compile_text(TABLE_ON_DELTA.format(key="j"), "c.sql", "c").sources["t"]
+    assert record_of(single, {"j": 7, "v": "x"}, table=True).key == "7"
+    assert record_of(single, {"j": None, "v": "x"}, table=True).key is None
+
+
+# The default suite's share: a stream-table, a stream-stream and a
+# table-table case (tombstones over Kafka: tests/test_kafka_source.py). All 39 run with
+# `pytest -m kafka_full tests/test_acceptance_kafka.py` (12 minutes here: 39 passed in 730 s).
+DEFAULT = {"lenses-stream-table-left", "lenses-stream-stream-within",
+           "lenses-three-tables-with"}
+
+
+def _param(path):
+    marks = [pytest.mark.spark, pytest.mark.kafka]
+    if path.stem not in DEFAULT:
+        marks.append(pytest.mark.kafka_full)
+    return pytest.param(path, id=path.stem, marks=marks)
+
+
+def test_the_default_share_is_three_of_the_39_cases() -> None:
+    assert len(CASE_FILES) == 39
+    assert {p.stem for p in CASE_FILES} >= DEFAULT
+
+
+@pytest.mark.parametrize("path", [_param(p) for p in CASE_FILES])
+def test_case_over_kafka(path, spark, kafka, tmp_path) -> None:
+    case = load_case(path)
+    result = run_case(case, str(path), spark, workdir=str(tmp_path / "warehouse"),
+                      sources=KafkaCaseSources(kafka))
+    assert result.passed, result.render()
