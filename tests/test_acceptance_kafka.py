@@ -78,3 +78,16 @@ def test_case_over_kafka(path, spark, kafka, tmp_path) -> None:
     result = run_case(case, str(path), spark, workdir=str(tmp_path / "warehouse"),
                       sources=KafkaCaseSources(kafka))
     assert result.passed, result.render()
+
+
+@pytest.mark.spark
+@pytest.mark.kafka
+def test_splice_test_runs_cases_over_kafka(spark, kafka, capsys) -> None:
+    """The command, on the session's broker (SPLICE_KAFKA_BOOTSTRAP)."""
+    from splice.cli import main
+
+    case = CASES / "lenses-stream-table-inner.yaml"
+    assert main(["test", str(case), "--sources", "kafka"]) == 0
+    out = capsys.readouterr().out
+    assert "PASS lenses-stream-table-inner" in out
+    assert out.rstrip().endswith("1 passed, 0 failed")

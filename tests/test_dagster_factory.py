@@ -286,3 +286,19 @@ def test_steps_are_eager_by_default_sources_too_on_their_observed_data(monkeypat
             for a in splice_assets(compile_path(DEMO))} == {None}
     assert {a.specs_by_key[a.key].automation_condition
             for a in splice_source_assets(compile_path(DEMO))} == {None}
+
+
+@pytest.mark.parametrize("hide", [False, True])
+def test_an_output_on_a_topic_has_its_sink_asset_downstream(hide: bool) -> None:
+    pipeline = compile_text(
+        "CREATE STREAM orders (id INT, item STRING) WITH (location='orders', key='id');\n"
+        "WITH named AS (SELECT STREAM id, item FROM orders);\n"
+        "CREATE STREAM big WITH (kafka_topic='big') AS SELECT id, item FROM named;",
+        file="p.sql", name="p")
+    specs = {s.key.to_user_string(): s for a in splice_assets(
+        pipeline, hide_internal_steps=hide) for s in a.specs}
+    sink = specs["p/big_topic"]
+    assert [d.asset_key.to_user_string() for d in sink.deps] == ["p/big"]
+    assert [c.name for c in sink.metadata["dagster/column_schema"].columns] == [
+        "_key", "value", "batch_id", "ROWTIME"]
+    assert ("p/named" in specs) is not hide
