@@ -1,8 +1,9 @@
 """The asset factory: a compiled pipeline in, Dagster assets out.
 
-Each asset runs its step once, incrementally (the same ``run_step`` the CLI
-uses), and records what it wrote: rows, Delta version, duration, the output
-schema. A :class:`~orchestration.translator.SpliceTranslator` gives each
+A pipeline is one multi-asset with an asset per step; the op runs each
+selected step once, incrementally (the same ``run_step`` the CLI uses), and
+records what it wrote: rows, Delta version, duration, the output schema.
+A :class:`~orchestration.translator.SpliceTranslator` gives each
 asset its key, group, description, metadata, tags, owners, code version and
 automation condition. With ``hide_internal_steps`` an asset first runs the
 hidden steps it reads (orchestration/layout.py), under the same lock.
@@ -13,19 +14,23 @@ hidden steps it reads (orchestration/layout.py), under the same lock.
 import hashlib
 import os
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 from dagster import (
     AssetCheckResult,
     AssetCheckSpec,
     AssetExecutionContext,
     AssetKey,
+    AssetObservation,
     AssetsDefinition,
+    AssetSpec,
     Failure,
     MaterializeResult,
     MetadataValue,
     TableColumn,
     TableSchema,
-    asset,
+    multi_asset,
 )
 
 from orchestration.bridge import (
@@ -58,7 +63,7 @@ def _is_file_source(step: Step) -> bool:
     return isinstance(step, SourceStep) and step.format != "delta"
 
 
-def files_unchanged(report: StepReport) -> AssetCheckResult:
+def files_unchanged(key: AssetKey, report: StepReport) -> AssetCheckResult:
     """Fails when a file of the source changed in place after it was ingested,
     naming each file with the bytes that were not read."""
     metadata: dict[str, object] = {f.name: MetadataValue.int(f.bytes_not_read)
@@ -66,7 +71,8 @@ def files_unchanged(report: StepReport) -> AssetCheckResult:
     if report.changed_files:
         metadata["files"] = MetadataValue.md("\n".join(
             f"- {f.describe()}" for f in report.changed_files))
-    return AssetCheckResult(check_name=FILES_UNCHANGED, passed=not report.changed_files,
+    return AssetCheckResult(asset_key=key, check_name=FILES_UNCHANGED,
+                            passed=not report.changed_files,
                             metadata=metadata)
 
 
@@ -106,22 +112,23 @@ def _log_size(path: str) -> int:
         return 0
 
 
-def _run(steps: tuple[Step, ...], io: StepIO, context: AssetExecutionContext,
-         warehouse: WarehouseResource, jvm_log: str) -> list[StepReport]:
+def _run(steps: list[Step], io: StepIO, context: AssetExecutionContext,
+         warehouse: WarehouseResource, jvm_log: str) -> Iterator[StepReport]:
     """Run ``steps`` in order under the pipeline's lock (a `splice run` of
-    the pipeline cannot run at the same time); one clear Failure otherwise,
-    with what the JVM logged meanwhile (also in the step's compute logs)."""
+    the pipeline cannot run at the same time), each report as its step ends;
+    one clear Failure otherwise, with what the JVM logged meanwhile (also in
+    the run's compute logs)."""
     pipeline = io.pipeline
-    reports = []
     offset = _log_size(jvm_log)
     try:
         with pipeline_lock(warehouse, pipeline.name, wait=dagster_lock_wait(),
-                           owner=f"dagster run {context.run.run_id}, step {steps[-1].id}"):
+                           owner=f"dagster run {context.run.run_id}, pipeline {pipeline.name}"):
             for step in steps:
-                reports.append(run_step(step, io))
-                r = reports[-1]
-                context.log.info(f"{step.id}: {r.rows_written} rows written in "
-                                 f"{r.seconds:.1f}s")
+                report = run_step(step, io)
+                context.log.info(f"{step.id}: {report.rows_written} rows written in "
+                                 f"{report.seconds:.1f}s" + (" (no new input)"
+                                                             if report.skipped else ""))
+                yield report
     except StepFailed as err:
         logged = _jvm_log_since(jvm_log, offset)
         if logged:
@@ -132,29 +139,15 @@ def _run(steps: tuple[Step, ...], io: StepIO, context: AssetExecutionContext,
                                 "jvm_log": MetadataValue.text(logged)}) from None
     except (DefinitionChanged, LockBusy) as err:
         raise Failure(description=str(err)) from None
-    return reports
 
 
-def step_asset(pipeline: Pipeline, step: Step, translator: SpliceTranslator | None = None,
-               shape: AssetShape | None = None) -> AssetsDefinition:
-    """The asset of ``step``; ``shape`` says which hidden steps it runs first
-    and which steps it depends on (default: none hidden, its inputs)."""
-    t = translator or SpliceTranslator()
-    shape = shape or AssetShape(step=step, runs_first=(), reads=step.inputs)
-    key = t.get_asset_key(step, pipeline)
-    checks = [*([AssetCheckSpec(FILES_UNCHANGED, asset=key, description=(
-        "Every file of the source was read whole: none changed in place after it "
-        "was ingested (write a file elsewhere, then rename it into the folder)."))]
-        if _is_file_source(step) else []), *check_specs(step, key)]
+def _spec(pipeline: Pipeline, shape: AssetShape, t: SpliceTranslator) -> AssetSpec:
+    step = shape.step
     metadata = dict(t.get_metadata(step, pipeline))
     if shape.runs_first:
         metadata["splice/runs_first"] = ", ".join(s.id for s in shape.runs_first)
-    steps = (*shape.runs_first, step)
-
-
-    @asset(
-        key=key,
-        check_specs=checks,
+    return AssetSpec(
+        key=t.get_asset_key(step, pipeline),
         deps=[t.get_asset_key(pipeline.step(i), pipeline) for i in shape.reads]
         + ([t.get_source_data_key(step, pipeline)] if isinstance(step, SourceStep) else []),
         group_name=t.get_group_name(step, pipeline),
@@ -165,45 +158,97 @@ def step_asset(pipeline: Pipeline, step: Step, translator: SpliceTranslator | No
         owners=list(t.get_owners(step, pipeline)),
         code_version=_code_version(shape, pipeline, t),
         automation_condition=t.get_automation_condition(step, pipeline),
-        pool=t.get_pool(step, pipeline),
-        retry_policy=t.get_retry_policy(step, pipeline),
+        # A run that read nothing new for the step records no materialization.
+        skippable=True,
     )
-    def _step(context: AssetExecutionContext, spark: SparkResource,
-              warehouse: WarehouseResource) -> MaterializeResult:
+
+
+def _checks(step: Step, key: AssetKey) -> list[AssetCheckSpec]:
+    return [*([AssetCheckSpec(FILES_UNCHANGED, asset=key, description=(
+        "Every file of the source was read whole: none changed in place after it "
+        "was ingested (write a file elsewhere, then rename it into the folder)."))]
+        if _is_file_source(step) else []), *check_specs(step, key)]
+
+
+def _materialized(step: Step, key: AssetKey, report: StepReport, first: list[StepReport],
+                  session: Any) -> dict[str, Any]:
+    """The metadata of a materialization of ``step``'s asset."""
+    metadata: dict[str, Any] = dict(report.metadata())
+    metadata["path"] = MetadataValue.path(report.path)
+    metadata["dagster/uri"] = MetadataValue.path(report.path)
+    metadata["dagster/table_name"] = step.output or step.id
+    metadata["dagster/row_count"] = session.read.format("delta").load(report.path).count()
+    metadata["dagster/column_schema"] = TableSchema(columns=[
+        TableColumn(name=n, type=ty) for n, ty in report.schema]) if report.schema \
+        else compiled_schema(step)
+    if first:
+        metadata["splice/rows_written_first"] = MetadataValue.json(
+            {r.step_id: r.rows_written for r in first})
+    return metadata
+
+
+def pipeline_asset(pipeline: Pipeline, translator: SpliceTranslator | None = None,
+                   hide_internal_steps: bool = False) -> AssetsDefinition:
+    """One multi-asset for the pipeline, as dagster-dbt makes one for a dbt
+    project: an asset per step (with ``hide_internal_steps``, per step the
+    translator does not call internal; sources and outputs always), run by
+    one op that runs the selected steps in the pipeline's order (and the
+    hidden steps they read first), under one lock.
+
+    A step that read nothing new records no materialization, so automation
+    and freshness see only the tables that changed; it logs an observation
+    instead, and its checks still run. Steps downstream of it in the same
+    run still run: they may have other new input."""
+    t = translator or SpliceTranslator()
+    hidden = hidden_steps(pipeline, t) if hide_internal_steps else set()
+    shapes = asset_shapes(pipeline, hidden)
+    keys = {shape.step.id: t.get_asset_key(shape.step, pipeline) for shape in shapes}
+    checks = {shape.step.id: _checks(shape.step, keys[shape.step.id]) for shape in shapes}
+    first = shapes[0].step
+
+    @multi_asset(
+        name=f"{safe_name(pipeline.name)}_steps",
+        specs=[_spec(pipeline, shape, t) for shape in shapes],
+        check_specs=[c for found in checks.values() for c in found],
+        can_subset=True,
+        pool=t.get_pool(first, pipeline),
+        retry_policy=t.get_retry_policy(first, pipeline),
+    )
+    def _steps(context: AssetExecutionContext, spark: SparkResource,
+               warehouse: WarehouseResource) -> Iterator[Any]:
         session = spark.session(packages=planned(pipeline).packages())
         io = StepIO(spark=session, warehouse=warehouse, pipeline=pipeline,
                     kafka_bootstrap=spark.settings().kafka_bootstrap)
-        *first, report = _run(steps, io, context, warehouse, spark.settings().spark_log)
-        metadata = dict(report.metadata())
-        metadata["path"] = MetadataValue.path(report.path)
-        metadata["dagster/uri"] = MetadataValue.path(report.path)
-        metadata["dagster/table_name"] = step.output or step.id
-        metadata["dagster/row_count"] = session.read.format("delta").load(report.path).count()
-        # A run that read nothing has no schema of its own to show: the
-        # compiled one, never an empty one (it would wipe the Columns panel).
-        metadata["dagster/column_schema"] = TableSchema(columns=[
-            TableColumn(name=n, type=ty) for n, ty in report.schema]) if report.schema \
-            else compiled_schema(step)
-        if first:
-            metadata["splice/rows_written_first"] = MetadataValue.json(
-                {r.step_id: r.rows_written for r in first})
-        results = check_results(step, report, session, checks)
-        if _is_file_source(step):
-            results.append(files_unchanged(report))
-        return MaterializeResult(metadata=metadata, check_results=results or None)
+        selected = [s for s in shapes if keys[s.step.id] in context.selected_asset_keys]
+        wanted = {s.id for shape in selected for s in (*shape.runs_first, shape.step)}
+        steps = [s for s in pipeline.steps if s.id in wanted]
+        visible = {shape.step.id: shape for shape in selected}
+        reports: dict[str, StepReport] = {}
+        for report in _run(steps, io, context, warehouse, spark.settings().spark_log):
+            reports[report.step_id] = report
+            shape = visible.get(report.step_id)
+            if shape is None:
+                continue
+            step, key = shape.step, keys[report.step_id]
+            earlier = [reports[s.id] for s in shape.runs_first]
+            results = check_results(step, key, report, session, checks[step.id])
+            if _is_file_source(step):
+                results.append(files_unchanged(key, report))
+            if report.skipped and all(r.skipped for r in earlier):
+                context.log_event(AssetObservation(asset_key=key, metadata={
+                    **report.metadata(), "dagster/uri": MetadataValue.path(report.path)}))
+                yield from results
+                continue
+            yield MaterializeResult(asset_key=key, metadata=_materialized(
+                step, key, report, earlier, session), check_results=results or None)
 
-    return _step
+    return _steps
 
 
 def build_assets(pipeline: Pipeline, translator: SpliceTranslator | None = None,
                  hide_internal_steps: bool = False) -> list[AssetsDefinition]:
-    """The assets of a pipeline: one per step, or, with
-    ``hide_internal_steps``, one per step the translator does not call
-    internal (sources and outputs always)."""
-    t = translator or SpliceTranslator()
-    hidden = hidden_steps(pipeline, t) if hide_internal_steps else set()
-    return [step_asset(pipeline, shape.step, t, shape)
-            for shape in asset_shapes(pipeline, hidden)]
+    """The assets of a pipeline: its one multi-asset (:func:`pipeline_asset`)."""
+    return [pipeline_asset(pipeline, translator, hide_internal_steps)]
 
 
 def asset_keys(pipeline: Pipeline, translator: SpliceTranslator | None = None,

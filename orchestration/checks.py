@@ -58,42 +58,44 @@ def check_specs(step: Step, key: AssetKey) -> list[AssetCheckSpec]:
     return specs
 
 
-def check_results(step: Step, report: StepReport, spark: Any,
+def check_results(step: Step, key: AssetKey, report: StepReport, spark: Any,
                   specs: list[AssetCheckSpec]) -> list[AssetCheckResult]:
-    """The results of ``specs`` for one run of the step."""
+    """The results of ``specs`` for one run of the step (whose asset is
+    ``key``)."""
     wanted = {s.name for s in specs}
     results = []
     if DEAD_LETTERS in wanted:
         results.append(AssetCheckResult(
-            check_name=DEAD_LETTERS, passed=report.dead_letters == 0,
+            asset_key=key, check_name=DEAD_LETTERS, passed=report.dead_letters == 0,
             severity=AssetCheckSeverity.WARN,
             metadata={"dead_letters": report.dead_letters}))
     if LATE_DROPPED in wanted:
         results.append(AssetCheckResult(
-            check_name=LATE_DROPPED, passed=report.late_dropped == 0,
+            asset_key=key, check_name=LATE_DROPPED, passed=report.late_dropped == 0,
             severity=AssetCheckSeverity.WARN,
             metadata={"late_records_dropped": report.late_dropped}))
     if SCHEMA in wanted or UNIQUE_KEYS in wanted:
         table = spark.read.format("delta").load(report.path)
         if SCHEMA in wanted:
-            results.append(_schema(step, table.schema))
+            results.append(_schema(step, key, table.schema))
         if UNIQUE_KEYS in wanted:
             duplicated = table.groupBy("_key").count().where("count > 1")
             keys = duplicated.count()
             results.append(AssetCheckResult(
-                check_name=UNIQUE_KEYS, passed=keys == 0, severity=AssetCheckSeverity.ERROR,
+                asset_key=key, check_name=UNIQUE_KEYS, passed=keys == 0,
+                severity=AssetCheckSeverity.ERROR,
                 metadata={"duplicated_keys": keys}))
     return results
 
 
-def _schema(step: Step, schema: Any) -> AssetCheckResult:
+def _schema(step: Step, key: AssetKey, schema: Any) -> AssetCheckResult:
     expected = [(c.name, c.type) for c in compiled_schema(step).columns]
     actual = [(f.name, f.dataType.simpleString()) for f in schema.fields]
     differences = [f"{e} != {a}" for e, a in zip(expected, actual, strict=False) if e != a]
     if len(expected) != len(actual):
         differences.append(f"{len(expected)} columns planned, {len(actual)} in the table")
     return AssetCheckResult(
-        check_name=SCHEMA, passed=not differences, severity=AssetCheckSeverity.ERROR,
+        asset_key=key, check_name=SCHEMA, passed=not differences, severity=AssetCheckSeverity.ERROR,
         metadata={"planned": MetadataValue.json(expected),
                   "in the table": MetadataValue.json(actual),
                   **({"differences": MetadataValue.md("\n".join(f"- {d}" for d in differences))}

@@ -87,16 +87,37 @@ def test_standard_metadata_and_a_schema_never_emptied(spark, warehouse) -> None:
     append(io, "orders", [{"id": 1, "customer_id": 1, "item": "Computer"},
                           {"id": 2, "customer_id": 3, "item": "Keyboard"}])
     resources = {"spark": SparkResource(), "warehouse": warehouse}
-    for run in range(2):  # the second run reads nothing new
-        result = materialize(assets, resources=resources)
-        meta = {e.asset_key.to_user_string(): e.materialization.metadata
-                for e in result.get_asset_materialization_events()}["honest/result"]
-        assert meta["dagster/row_count"].value == 2, run
-        assert meta["dagster/table_name"].value == "result"
-        assert meta["dagster/uri"].value == io.table_path(io.pipeline.outputs["result"])
-        assert [(c.name, c.type) for c in meta["dagster/column_schema"].value.columns] \
-            == expected, run
-        assert meta["skipped_no_new_input"].value == (run == 1)
+    result = materialize(assets, resources=resources)
+    meta = _materialized(result)["honest/result"]
+    assert meta["dagster/row_count"].value == 2
+    assert meta["dagster/table_name"].value == "result"
+    assert meta["dagster/uri"].value == io.table_path(io.pipeline.outputs["result"])
+    assert [(c.name, c.type) for c in meta["dagster/column_schema"].value.columns] == expected
+    assert meta["skipped_no_new_input"].value is False
+
+    # A run that reads nothing new materializes nothing: each step's asset
+    # gets an observation saying so; the compiled schema stays on the asset.
+    result = materialize(assets, resources=resources)
+    assert result.success and _materialized(result) == {}
+    observed = {e.asset_key.to_user_string(): e.asset_observation_data.asset_observation.metadata
+                for e in result.get_asset_observation_events()}
+    assert set(observed) == set(specs)
+    assert observed["honest/result"]["skipped_no_new_input"].value is True
+
+    # New orders only: the steps they reach materialize, the join included
+    # (its other input did not change); the customers' steps do not.
+    append(io, "orders", [{"id": 3, "customer_id": 1, "item": "Mouse"}])
+    result = materialize(assets, resources=resources)
+    changed = _materialized(result)
+    assert set(changed) == {"honest/orders", "honest/ordersStream",
+                            "honest/ordersStream_by_customer_id", "honest/result"}
+    assert changed["honest/result"]["rows_written"].value == 1
+    assert changed["honest/result"]["dagster/row_count"].value == 3
+
+
+def _materialized(result) -> dict[str, dict]:
+    return {e.asset_key.to_user_string(): e.materialization.metadata
+            for e in result.get_asset_materialization_events()}
 
 
 @pytest.mark.spark

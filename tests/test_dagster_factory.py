@@ -118,8 +118,8 @@ FROM ordersStream LEFT JOIN customersTable ON customersTable.id = ordersStream.c
 
 def _versions(sql: str, hide: bool) -> dict[str, str | None]:
     pipeline = compile_text(sql, file="p.sql", name="p")
-    return {a.key.to_user_string(): a.specs_by_key[a.key].code_version
-            for a in splice_assets(pipeline, hide_internal_steps=hide)}
+    return {s.key.to_user_string(): s.code_version
+            for a in splice_assets(pipeline, hide_internal_steps=hide) for s in a.specs}
 
 
 @pytest.mark.parametrize("hide", [False, True])
@@ -275,15 +275,15 @@ def test_each_asset_has_its_pipelines_pool_and_the_configured_retries(monkeypatc
 
 def test_steps_are_eager_by_default_sources_too_on_their_observed_data(monkeypatch) -> None:
     monkeypatch.delenv("SPLICE_AUTOMATION", raising=False)
-    conditions = {a.key.path[-1]: a.specs_by_key[a.key].automation_condition
-                  for a in splice_assets(compile_path(DEMO))}
+    conditions = {s.key.path[-1]: s.automation_condition
+                  for a in splice_assets(compile_path(DEMO)) for s in a.specs}
     # a source step reacts to new observations of its data (orchestration/source_data.py)
     assert conditions["customers"] == conditions["orders"] == AutomationCondition.eager()
     assert conditions["orders_enriched"] == AutomationCondition.eager()
     assert conditions["customersTable"] == AutomationCondition.eager()
     monkeypatch.setenv("SPLICE_AUTOMATION", "none")
-    assert {a.specs_by_key[a.key].automation_condition
-            for a in splice_assets(compile_path(DEMO))} == {None}
+    assert {s.automation_condition
+            for a in splice_assets(compile_path(DEMO)) for s in a.specs} == {None}
     assert {a.specs_by_key[a.key].automation_condition
             for a in splice_source_assets(compile_path(DEMO))} == {None}
 
