@@ -70,9 +70,9 @@ def test_the_demo_runs_on_the_cluster(cluster: Cluster, spark, tmp_path: Path) -
 @pytest.mark.spark
 def test_a_stream_stream_and_a_table_table_case_pass_on_the_cluster(cluster: Cluster) -> None:
     cases = [CASES / "lenses-stream-stream-within.yaml",
-             CASES / "ksqldb-table-table-pk-semantics.yaml"]
+             CASES / "lenses-three-tables-with.yaml"]
     done = _run(["test", *map(str, cases)], cluster)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "PASS lenses-stream-stream-within" in done.stdout
-    assert "PASS ksqldb-table-table-pk-semantics" in done.stdout
+    assert "PASS lenses-three-tables-with" in done.stdout
     assert done.stdout.rstrip().endswith("2 passed, 0 failed")

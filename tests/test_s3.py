@@ -52,7 +52,7 @@ def test_the_demo_writes_and_reads_an_s3_warehouse(spark, s3_server, capsys) -> 
 
 @pytest.mark.spark
 @pytest.mark.parametrize("case", ["lenses-stream-stream-within",
-                                  "ksqldb-table-table-pk-semantics"])
+                                  "lenses-three-tables-with"])
 def test_acceptance_cases_on_s3(case, spark, s3_server) -> None:
     path = CASES / f"{case}.yaml"
     result = run_case(load_case(path), str(path), spark,
