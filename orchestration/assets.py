@@ -15,6 +15,7 @@ import hashlib
 import os
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from dagster import (
@@ -44,7 +45,7 @@ from orchestration.bridge import (
     dagster_lock_wait,
     pipeline_lock,
     planned,
-    run_step,
+    run_steps,
 )
 from orchestration.checks import check_results, check_specs
 from orchestration.layout import AssetShape, asset_shapes, hidden_steps
@@ -113,22 +114,24 @@ def _log_size(path: str) -> int:
 
 
 def _run(steps: list[Step], io: StepIO, context: AssetExecutionContext,
-         warehouse: WarehouseResource, jvm_log: str) -> Iterator[StepReport]:
-    """Run ``steps`` in order under the pipeline's lock (a `splice run` of
-    the pipeline cannot run at the same time), each report as its step ends;
-    one clear Failure otherwise, with what the JVM logged meanwhile (also in
-    the run's compute logs)."""
+         warehouse: WarehouseResource, jvm_log: str,
+         done: dict[str, StepReport]) -> None:
+    """Run ``steps`` under the pipeline's lock (a `splice run` of the
+    pipeline cannot run at the same time), side by side as ``splice run``
+    runs them (each after the steps it reads); ``done`` gets each report as
+    its step ends. One clear Failure otherwise, with what the JVM logged
+    meanwhile (also in the run's compute logs)."""
     pipeline = io.pipeline
     offset = _log_size(jvm_log)
+
+    def ended(_index: int, step: Step, report: StepReport | None) -> None:
+        if report is not None:
+            done[step.id] = report
+
     try:
         with pipeline_lock(warehouse, pipeline.name, wait=dagster_lock_wait(),
                            owner=f"dagster run {context.run.run_id}, pipeline {pipeline.name}"):
-            for step in steps:
-                report = run_step(step, io)
-                context.log.info(f"{step.id}: {report.rows_written} rows written in "
-                                 f"{report.seconds:.1f}s" + (" (no new input)"
-                                                             if report.skipped else ""))
-                yield report
+            run_steps(pipeline, io, ended, only={s.id for s in steps})
     except StepFailed as err:
         logged = _jvm_log_since(jvm_log, offset)
         if logged:
@@ -187,6 +190,24 @@ def _materialized(step: Step, key: AssetKey, report: StepReport, first: list[Ste
     return metadata
 
 
+def _events(shape: AssetShape, key: AssetKey, report: StepReport,
+            reports: dict[str, StepReport], session: Any,
+            checks: list[AssetCheckSpec]) -> tuple[Any, list[AssetCheckResult]]:
+    """What one step's run records: a materialization with its check
+    results, or, when it read nothing new (nor did the hidden steps it ran
+    first), an observation and the check results on their own."""
+    step = shape.step
+    earlier = [reports[s.id] for s in shape.runs_first]
+    results = check_results(step, key, report, session, checks)
+    if _is_file_source(step):
+        results.append(files_unchanged(key, report))
+    if report.skipped and all(r.skipped for r in earlier):
+        return AssetObservation(asset_key=key, metadata={
+            **report.metadata(), "dagster/uri": MetadataValue.path(report.path)}), results
+    return MaterializeResult(asset_key=key, metadata=_materialized(
+        step, key, report, earlier, session), check_results=results or None), []
+
+
 def pipeline_asset(pipeline: Pipeline, translator: SpliceTranslator | None = None,
                    hide_internal_steps: bool = False) -> AssetsDefinition:
     """One multi-asset for the pipeline, as dagster-dbt makes one for a dbt
@@ -223,24 +244,34 @@ def pipeline_asset(pipeline: Pipeline, translator: SpliceTranslator | None = Non
         wanted = {s.id for shape in selected for s in (*shape.runs_first, shape.step)}
         steps = [s for s in pipeline.steps if s.id in wanted]
         visible = {shape.step.id: shape for shape in selected}
+        order = {s.id: n for n, s in enumerate(pipeline.steps)}
         reports: dict[str, StepReport] = {}
-        for report in _run(steps, io, context, warehouse, spark.settings().spark_log):
-            reports[report.step_id] = report
-            shape = visible.get(report.step_id)
-            if shape is None:
-                continue
-            step, key = shape.step, keys[report.step_id]
-            earlier = [reports[s.id] for s in shape.runs_first]
-            results = check_results(step, key, report, session, checks[step.id])
-            if _is_file_source(step):
-                results.append(files_unchanged(key, report))
-            if report.skipped and all(r.skipped for r in earlier):
-                context.log_event(AssetObservation(asset_key=key, metadata={
-                    **report.metadata(), "dagster/uri": MetadataValue.path(report.path)}))
+        failure: Failure | None = None
+        try:
+            _run(steps, io, context, warehouse, spark.settings().spark_log, reports)
+        except Failure as err:  # the steps that ended before it are still recorded
+            failure = err
+        ended = sorted(reports.values(), key=lambda r: order[r.step_id])
+        for report in ended:
+            context.log.info(f"{report.step_id}: {report.rows_written} rows written in "
+                             f"{report.seconds:.1f}s" + (" (no new input)"
+                                                         if report.skipped else ""))
+        # Each asset's checks and row count are Spark jobs of a few rows:
+        # computed side by side, they cost about one job's time, not one per
+        # asset. The events go out in the pipeline's order.
+        shown = [(visible[r.step_id], r) for r in ended if r.step_id in visible]
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            events = list(pool.map(lambda item: _events(
+                item[0], keys[item[1].step_id], item[1], reports, session,
+                checks[item[1].step_id]), shown))
+        for observation, results in events:
+            if isinstance(observation, AssetObservation):
+                context.log_event(observation)
                 yield from results
-                continue
-            yield MaterializeResult(asset_key=key, metadata=_materialized(
-                step, key, report, earlier, session), check_results=results or None)
+            else:
+                yield observation
+        if failure is not None:
+            raise failure
 
     return _steps
 

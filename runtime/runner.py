@@ -14,7 +14,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -321,9 +321,9 @@ def run_pipeline(pipeline: Pipeline, io: StepIO,
 
 def run_steps(pipeline: Pipeline, io: StepIO,
               on_step: Callable[[int, Step, StepReport | None], None] | None = None,
-              parallel: int = 4) -> list[StepReport]:
-    """Every step once, each after the steps it reads; the reports in the
-    pipeline's order.
+              parallel: int = 4, only: Collection[str] | None = None) -> list[StepReport]:
+    """Every step once (``only``: the steps of these ids), each after the
+    steps it reads; the reports in the pipeline's order.
 
     Steps whose inputs are done run side by side, up to ``parallel`` at once
     (a step of a few rows mostly waits on Spark's scheduling and Delta's log,
@@ -335,7 +335,8 @@ def run_steps(pipeline: Pipeline, io: StepIO,
     """
     plan = planned(pipeline)
     io = bind(io, plan)
-    runnable = [s for s in plan.steps if s.id not in plan.explain]
+    runnable = [s for s in plan.steps if s.id not in plan.explain
+                and (only is None or s.id in only)]
     definitions.check(plan, io, [s.id for s in runnable])
     index = {s.id: i for i, s in enumerate(runnable)}
     reports: dict[str, StepReport] = {}
