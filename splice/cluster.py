@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pyspark
 
+from splice.processes import wait_gone
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_FOLDER = ROOT / ".splice" / "cluster"
 READY_SECONDS = 120.0
@@ -135,10 +137,9 @@ def stop_cluster(folder: Path = DEFAULT_FOLDER) -> bool:
             pid = int((folder.resolve() / f"{name}.pid").read_text())
             os.killpg(pid, signal.SIGTERM)
             stopped = True
-            for _ in range(40):
-                os.kill(pid, 0)
-                time.sleep(0.25)
-            os.killpg(pid, signal.SIGKILL)
+            if not wait_gone(pid, 10):
+                os.killpg(pid, signal.SIGKILL)
+                wait_gone(pid, 5)
         except (OSError, ValueError):
             continue
     return stopped

@@ -32,6 +32,7 @@ import pyspark
 
 from engine.session import base_conf
 from engine.settings import SpliceSettings
+from splice.processes import wait_gone
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_FOLDER = ROOT / ".splice" / "connect"
@@ -138,10 +139,9 @@ def stop_server(folder: Path = DEFAULT_FOLDER) -> bool:
         return False
     try:
         os.killpg(server.pid, signal.SIGTERM)
-        for _ in range(60):
-            os.kill(server.pid, 0)
-            time.sleep(0.5)
-        os.killpg(server.pid, signal.SIGKILL)
+        if not wait_gone(server.pid, 30):
+            os.killpg(server.pid, signal.SIGKILL)
+            wait_gone(server.pid, 5)
     except ProcessLookupError:
         pass
     return True
