@@ -35,16 +35,16 @@ def _admin(bootstrap: str):
 
 
 def create_topic(bootstrap: str, name: str, partitions: int = 1,
-                 compacted: bool = False) -> None:
-    """Create ``name`` with ``partitions`` partitions (replication 1);
-    ``compacted``: the broker keeps the latest record of each key
+                 compacted: bool = False, replication: int = 1) -> None:
+    """Create ``name`` with ``partitions`` partitions, each kept on
+    ``replication`` brokers; ``compacted``: the broker keeps the latest record of each key
     (``cleanup.policy=compact``), as for a table's topic."""
     from confluent_kafka.admin import NewTopic
 
     admin = _admin(bootstrap)  # kept alive until the result: its end cancels the request
     config = {"cleanup.policy": "compact"} if compacted else {}
     futures = admin.create_topics(
-        [NewTopic(name, num_partitions=partitions, replication_factor=1, config=config)],
+        [NewTopic(name, num_partitions=partitions, replication_factor=replication, config=config)],
         operation_timeout=TIMEOUT)
     futures[name].result(TIMEOUT)
 

@@ -109,7 +109,9 @@ class KafkaSourceExecutor(SourceExecutor):
         servers = bootstrap(step, io)
         topic = step.options["topic"]
         if "partitions" in step.options and not topic_exists(servers, topic):
-            create_topic(servers, topic, int(step.options["partitions"]))
+            create_topic(servers, topic, int(step.options["partitions"]),
+                         compacted=step.options.get("compacted") == "true",
+                         replication=int(step.options.get("replication", "1")))
         path = io.table_path(step)
         ensure_table(spark, path, stored_schema(step))
         dead_path = dead_letter_table(io, step)
@@ -215,7 +217,8 @@ def decode(step: SourceStep, batch: DataFrame) -> DataFrame:
     else:
         record_key = F.struct(*[typed[k].alias(k) for k in keys])
     key_format = step.options.get("key_format", "kafka")
-    checked_key = bool(keys) or key_format == "json"  # text keys of no type always fit
+    # text keys of no declared type always fit
+    checked_key = bool(keys) or key_format == "json" or step.relation.key_type != "string"
     key_reason = F.when(F.lit(checked_key) & F.col(RECORD_KEY).isNotNull() & key.isNull(),
                         F.concat(F.lit("key '"), F.col(RECORD_KEY), F.lit(
                             f"' is not {step.relation.key_type.upper()} (key format "
@@ -240,7 +243,10 @@ def decode(step: SourceStep, batch: DataFrame) -> DataFrame:
         rowtime = F.when(tombstone, F.col(RECORD_TIMESTAMP)).otherwise(rowtime_of(step))
     missing_key = F.when(F.lit(table) & F.col(f"`{KEY}`").isNull(), F.lit(
         "missing key: the record has no key and its value no key column"))
-    reason = (F.when(tombstone & F.lit(not table), F.lit(None).cast("string"))
+    # A null value on a stream is skipped (ksqlDB), unless the source keeps
+    # it as a row without a value (a Lenses topic: SELECT TABLE deletes its key).
+    skip_null = not table and step.options.get("null_values") != "tombstone"
+    reason = (F.when(tombstone & F.lit(skip_null), F.lit(None).cast("string"))
               .otherwise(F.concat_ws("; ", F.col("__value_reason"), F.col("__key_reason"),
                                      missing_key)))
     out = [c for c in rows.columns if c not in ("__value_reason", "__key_reason")]

@@ -68,7 +68,9 @@ class KafkaSource(SourceNode):
         props.update({
             "topic": options.get("topic", ""), "key format": options.get("key_format", ""),
             "offsets": "earliest, then the checkpoint's",
-            "null value": "tombstone of its key" if options.get("table") else "skipped"})
+            "null value": "tombstone of its key" if options.get("table") else
+            "kept as a row without a value (a tombstone when read as a table)"
+            if options.get("null_values") == "tombstone" else "skipped"})
         if self.step.timestamp_column is None:
             props["event time"] = "the record's timestamp"
         return node.model_copy(update={"props": props})

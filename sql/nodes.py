@@ -131,12 +131,14 @@ class CreateSource(exp.Expression):
     ``this`` is the option name and ``value`` a literal; ``primary_key`` a
     table-level ``exp.PrimaryKey`` (RisingWave); ``row_format`` and
     ``row_encode`` the ``exp.Var`` words of RisingWave's ``FORMAT PLAIN
-    ENCODE JSON``.
+    ENCODE JSON``; ``topic_format`` the ``exp.Tuple`` of the two ``exp.Var``
+    words of Lenses' ``FORMAT (key format, value format)``, and
+    ``properties`` its ``PROPERTIES (...)`` (``exp.Property`` list).
     """
 
     arg_types = {"this": True, "kind": True, "expressions": True, "watermark": False,
                  "options": False, "primary_key": False, "row_format": False,
-                 "row_encode": False}
+                 "row_encode": False, "topic_format": False, "properties": False}
 
 
 class CreateAs(exp.Expression):

@@ -9,6 +9,7 @@ from sqlglot import exp
 from sql import nodes
 from sql.analysis.base import AnalyzerBase, name_of
 from sql.analysis.kafka import KAFKA_OPTIONS, is_kafka, kafka_options
+from sql.analysis.lenses_topics import topic_declaration
 from sql.errors import Position, SqlError
 from sql.intervals import interval_ms
 from sql.names import check_location
@@ -27,13 +28,17 @@ class SourceAnalyzer(AnalyzerBase):
         kind_word = node.args["kind"].upper()
         pos = self.stmt.pos(node)
         options = self._options(node)
+        topic = None
+        if node.args.get("topic_format") is not None:  # Lenses: a topic, read as a stream
+            topic = topic_declaration(node, name, self.stmt.pos)
+            options, kind_word = {"format": "kafka", **topic.options}, "STREAM"
         kafka = is_kafka(options)
         if "location" in options:
             check_location(options["location"], self._option_pos(node, "location"))
         columns = [
             ColumnSpec(name=c.name, type=spark_type(c.args["kind"]) if c.args.get("kind")
                        else "string", nullable=not _declared_not_null(c))
-            for c in node.expressions
+            for c in (topic.values if topic else node.expressions)
         ]
         by_lower = {c.name.lower(): c for c in columns}
         if len(by_lower) != len(columns):
@@ -84,10 +89,12 @@ class SourceAnalyzer(AnalyzerBase):
         elif keys:
             key_type = struct_type([(k, by_lower[k.lower()].type) for k in keys])
         else:
-            key_type = "string"
+            key_type = topic.key_type if topic else "string"
         extra = {k: v for k, v in options.items() if k not in SOURCE_OPTIONS}
         location = options.get("location", name)
-        if kafka:
+        if topic:
+            location = topic.options["topic"]
+        elif kafka:
             extra = kafka_options(node, options, name, kind_word == "TABLE",
                                   lambda key: self._option_pos(node, key), self.stmt.pos)
             extra.update({k: v for k, v in options.items()

@@ -46,12 +46,43 @@ class SourceParser(LexicalParser):
             self._fail(f"{context} declares no columns", "declare at least one column")
 
         options = self._parse_source_options(context) if self._match(TokenType.WITH) else None
+        if is_text(self._curr, "FORMAT") and self._next.token_type == TokenType.L_PAREN:
+            # Lenses: CREATE TABLE name (...) FORMAT (key, value) [PROPERTIES (...)]
+            self._advance(2)
+            topic_format = self._parse_topic_format(context)
+            properties = None
+            if is_text(self._curr, "PROPERTIES"):
+                self._advance()
+                properties = self._parse_source_options(context, "PROPERTIES")
+            return self.expression(
+                nodes.CreateSource(this=name, kind=kind, expressions=columns,
+                                   watermark=watermark, options=options,
+                                   primary_key=primary_key, topic_format=topic_format,
+                                   properties=properties))
         row_format, row_encode = self._parse_row_format(context)
         return self.expression(
             nodes.CreateSource(this=name, kind=kind, expressions=columns,
                                watermark=watermark, options=options, primary_key=primary_key,
                                row_format=row_format, row_encode=row_encode)
         )
+
+    def _parse_topic_format(self, context: str) -> exp.Tuple:
+        """Lenses' ``FORMAT (key format, value format)``, after its '(': the
+        two words as written (the analyzer checks them)."""
+        words: list[exp.Var] = []
+        for closing in (TokenType.COMMA, TokenType.R_PAREN):
+            token = self._curr
+            if token is None or not token.text.isidentifier():
+                self._fail(f"syntax error: expected a storage format in the FORMAT (...) of "
+                           f"{context}", "write FORMAT (STRING, JSON): the key's format, "
+                           "then the value's")
+            self._advance()
+            words.append(self.expression(exp.Var(this=token.text.upper()), token))
+            if not self._match(closing):
+                self._fail(f"syntax error: expected '{',' if closing == TokenType.COMMA else ')'}"
+                           f"' in the FORMAT (...) of {context}",
+                           "write FORMAT (STRING, JSON): the key's format, then the value's")
+        return self.expression(exp.Tuple(expressions=words))
 
     def _parse_primary_key_list(self, context: str) -> exp.PrimaryKey:
         if not self._match(TokenType.L_PAREN):
@@ -92,6 +123,8 @@ class SourceParser(LexicalParser):
 
     def _parse_source_column(self, context: str) -> exp.Expr:
         first = self._curr
+        if is_text(first, "_KEY") and self._next.token_type == TokenType.DOT:
+            return self._parse_key_field(context)
         named = is_word_token(first) or first.token_type == TokenType.IDENTIFIER
         column = self._parse_field_def() if named else None
         if isinstance(column, exp.Identifier) or (
@@ -112,6 +145,19 @@ class SourceParser(LexicalParser):
             column.set("constraints", constraints)
         return column
 
+    def _parse_key_field(self, context: str) -> exp.ColumnDef:
+        """Lenses' ``_key.name TYPE``: a field of the record's key (a JSON
+        key object), named with its facet."""
+        first = self._curr
+        name = self._parse_dotted_word()
+        kind = self._parse_types()
+        if name is None or kind is None:
+            self._fail(f"syntax error: expected a type after the key field "
+                       f"{name.name if name else '_key'} of {context}",
+                       "give it a type: _key.id INT", self._curr or first)
+        column = exp.ColumnDef(this=exp.to_identifier(name.name), kind=kind)
+        return self.expression(column, first)
+
     def _parse_watermark(self, context: str) -> nodes.Watermark:
         column = self._parse_id_var(any_token=False)
         if not isinstance(column, exp.Identifier):
@@ -127,15 +173,16 @@ class SourceParser(LexicalParser):
                        f"{column.name} AS", f"write {column.name} - INTERVAL '5' SECOND")
         return self.expression(nodes.Watermark(this=column, expression=expression))
 
-    def _parse_source_options(self, context: str) -> list[exp.Property]:
+    def _parse_source_options(self, context: str, clause: str = "WITH") -> list[exp.Property]:
         if not self._match(TokenType.L_PAREN):
-            self._fail(f"syntax error: expected '(' after WITH in {context}",
-                       "write WITH (location='...', key='...')")
+            self._fail(f"syntax error: expected '(' after {clause} in {context}",
+                       "write WITH (location='...', key='...')" if clause == "WITH"
+                       else f"write {clause} (partitions=1)")
         options: list[exp.Property] = []
         while True:
             name = self._parse_dotted_word() or self._parse_string_as_identifier()
             if name is None:
-                self._fail(f"syntax error: expected an option name in the WITH (...) of "
+                self._fail(f"syntax error: expected an option name in the {clause} (...) of "
                            f"{context}",
                            "write options as name='value', e.g. location='orders'")
             if not self._match(TokenType.EQ):
@@ -151,5 +198,6 @@ class SourceParser(LexicalParser):
                 continue
             if self._match(TokenType.R_PAREN):
                 return options
-            self._fail(f"syntax error: expected ',' or ')' after an option in the WITH (...) "
-                       f"of {context}", "separate options with ',' and close the list with ')'")
+            self._fail(f"syntax error: expected ',' or ')' after an option in the {clause} "
+                       f"(...) of {context}",
+                       "separate options with ',' and close the list with ')'")

@@ -107,3 +107,53 @@ def test_unsupported_kafka_declarations_are_positioned_errors(sql: str, marker: 
     assert (error.position.line, error.position.col) == (line, col), str(error)
     assert words in error.rule, str(error)
     assert str(error).startswith(f"k.sql:{line}:{col}: ")
+
+
+def test_lenses_topic_with_a_primitive_key() -> None:
+    step = source("CREATE TABLE s (_key STRING, v INT) FORMAT (string, json) "
+                  "PROPERTIES (partitions=3, replication=1, compacted=false)")
+    assert step.relation.kind.value == "stream" and step.relation.key_columns == ()
+    assert [c.name for c in step.declared] == ["v"] and step.relation.key_type == "string"
+    assert step.options == {"topic": "s", "key_format": "kafka", "partitions": "3",
+                            "null_values": "tombstone", "replication": "1",
+                            "compacted": "false"}
+
+
+def test_lenses_topic_with_key_fields_is_keyed_by_a_json_struct() -> None:
+    plan = compile_text("CREATE TABLE s (_key.id INT, _key.region STRING, v INT) "
+                        "FORMAT (JSON, JSON);\nINSERT INTO o SELECT STREAM _key.id AS id, "
+                        "_value.v AS v FROM s;", "k.sql", "k")
+    step = plan.step("s")
+    assert step.relation.key_type == "struct<`id`:int,`region`:string>"
+    assert step.options["key_format"] == "json"
+    assert [c.name for c in plan.step("o").relation.columns] == ["id", "v"]
+    text = explain_step(step, plan).render()
+    assert "null value: kept as a row without a value" in text
+
+
+@pytest.mark.parametrize(("sql", "marker", "words"), [
+    ("CREATE TABLE s (_key STRING, v INT) FORMAT (STRING, AVRO)", "AVRO",
+     "value format 'AVRO' is not supported"),
+    ("CREATE TABLE s (_key INT, v INT) FORMAT (INT, JSON)", "INT, JSON",
+     "key format 'INT' is not supported"),
+    ("CREATE TABLE s (_key.id INT, v INT) FORMAT (STRING, JSON)", "STRING, JSON",
+     "need a JSON key, not STRING"),
+    ("CREATE TABLE s (_key STRING, _key.id INT, v INT) FORMAT (JSON, JSON)", "_key.id",
+     "both whole (_key) and by field"),
+    ("CREATE TABLE s (_key STRING, v INT) FORMAT (STRING, JSON) PROPERTIES (size=3)",
+     "3)", "property 'size'"),
+    ("CREATE TABLE s (_key STRING, v INT) FORMAT (STRING, JSON) PROPERTIES (partitions=0)",
+     "0)", "partitions must be a whole number"),
+    ("CREATE TABLE s (_key STRING, v INT) FORMAT (STRING, JSON) PROPERTIES (compacted=2)",
+     "2)", "compacted must be true or false"),
+    ("CREATE TABLE s (_key STRING) FORMAT (STRING, JSON)", "CREATE",
+     "declares no value column"),
+    ("CREATE STREAM s (_key STRING, v INT) FORMAT (STRING, JSON)", "CREATE",
+     "declares a Lenses topic"),
+    ("CREATE TABLE s (v INT) WITH (key='v') FORMAT (STRING, JSON)", "'v'",
+     "takes its options in PROPERTIES"),
+    ("CREATE TABLE s (v INT) FORMAT (STRING JSON)", "JSON)", "expected ','"),
+])
+def test_unsupported_lenses_topics_are_positioned_errors(sql: str, marker: str,
+                                                         words: str) -> None:
+    test_unsupported_kafka_declarations_are_positioned_errors(sql, marker, words)
