@@ -209,10 +209,14 @@ def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (l
             except ImportError as err:  # PySparkImportError: Connect's client libraries
                 if not settings.connect_url:
                     raise
+                # PySpark words the cause its own way on a first import and
+                # Python's way once PySpark's check has run: both are kept.
+                cause = str(err).split("] ", 1)[-1].rstrip(".")
                 raise SettingsError(
                     f"Spark Connect ({settings.connect_url}) needs PySpark's Connect client "
-                    f"libraries: {str(err).split('] ', 1)[-1]} Install them with "
-                    "pip install 'pyspark[connect]==4.2.0'") from None
+                    f"libraries (grpcio, grpcio-status, googleapis-common-protos, pyarrow): "
+                    f"{cause}. Install them with pip install 'pyspark[connect]==4.2.0'"
+                ) from None
         if not is_connect(spark):
             spark.sparkContext.setLogLevel("ERROR")
         elif _remote_server(settings):

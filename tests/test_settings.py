@@ -178,5 +178,7 @@ def test_connect_without_its_client_libraries_names_the_fix(monkeypatch) -> None
             start_session(SpliceSettings.from_env({}, connect_url=url))
     text = str(err.value)
     assert text.startswith(f"Spark Connect ({url}) needs PySpark's Connect client "
-                           "libraries: grpcio-status >= 1.48.1 must be installed")
+                           "libraries (grpcio, grpcio-status, googleapis-common-protos, "
+                           "pyarrow): ")
+    assert "grpc" in text  # the cause, as PySpark or Python words it
     assert text.endswith("Install them with pip install 'pyspark[connect]==4.2.0'")
