@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,7 +32,29 @@ os.environ.setdefault("SPLICE_MAINTAIN_EVERY", "0")
 TEST_SPARK_CONF = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    # The tests' tables are tiny, so every change is a large share of them
+    # and the cost-based choice would recompute every table-table join: the
+    # suite runs the incremental plan, whose keyed bookkeeping is the part
+    # to prove; the recompute and the choice have tests of their own
+    # (tests/test_table_plan*.py, the differential and chain tests).
+    "splice.tableJoin.plan": "incremental",
 }
+
+
+@contextlib.contextmanager
+def table_join_plan(spark: Any, plan: str, **settings: str) -> Iterator[None]:
+    """Table-table joins take ``plan`` (auto, incremental, recompute), and
+    the other ``splice.tableJoin.<name>`` ``settings``, in the runs inside;
+    the suite's own settings after."""
+    spark.conf.set("splice.tableJoin.plan", plan)
+    for name, value in settings.items():
+        spark.conf.set(f"splice.tableJoin.{name}", value)
+    try:
+        yield
+    finally:
+        spark.conf.set("splice.tableJoin.plan", TEST_SPARK_CONF["splice.tableJoin.plan"])
+        for name in settings:
+            spark.conf.unset(f"splice.tableJoin.{name}")
 
 
 from tests.s3_server import HADOOP_AWS, s3_server  # noqa: E402, F401  (a fixture)
@@ -49,7 +76,12 @@ def spark(request: pytest.FixtureRequest):
     s3_conf = request.getfixturevalue("s3_server").spark_conf() if s3 else {}
     settings = SpliceSettings.from_env(conf={**TEST_SPARK_CONF, **s3_conf})
     packages = (*(KAFKA_PACKAGES if kafka else ()), *((HADOOP_AWS,) if s3 else ()))
-    session = start_session(settings.with_packages(packages))
+    # Under pytest-xdist each worker starts its own session: one at a time,
+    # since Spark resolves the packages into one Ivy cache, which two
+    # resolutions on a cold machine would download into at once.
+    with open(Path(tempfile.gettempdir()) / "splice-test-spark-start.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        session = start_session(settings.with_packages(packages))
     yield session
 
 
@@ -79,3 +111,17 @@ def kafka(tmp_path_factory: pytest.TempPathFactory):
         os.environ.pop("SPLICE_KAFKA_BOOTSTRAP", None)
     else:
         os.environ["SPLICE_KAFKA_BOOTSTRAP"] = previous
+
+
+# First: xdist's worker reads the groups in its own hook of this name.
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``-n 2 --dist loadgroup``, as scripts/test.sh runs
+    the suite) a test module stays on one worker, so its module fixtures (a
+    cluster, a Connect server, a webserver) start once; every test that
+    needs the Kafka broker goes to one worker, so one broker serves them."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        group = "kafka" if item.get_closest_marker("kafka") else item.module.__name__
+        item.add_marker(pytest.mark.xdist_group(group))
