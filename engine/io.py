@@ -143,6 +143,21 @@ def _restored_io(warehouse: Warehouse, pipeline: Pipeline,
                   kafka_bootstrap=kafka_bootstrap)
 
 
+def notes_since(spark: SparkSession, path: str, version: int | None) -> list[dict]:
+    """What the commits after ``version`` say of themselves: each one's
+    Delta ``userMetadata`` that is a JSON object (a step notes how it wrote,
+    such as the plan a table-table join chose)."""
+    notes = []
+    for info in commits_since(spark, path, version):
+        try:
+            note = json.loads(info.get("userMetadata") or "null")
+        except ValueError:
+            continue
+        if isinstance(note, dict):
+            notes.append(note)
+    return notes
+
+
 def rows_written_since(spark: SparkSession, path: str, version: int | None) -> int:
     """Rows added, changed or deleted by the commits after ``version``,
     from Delta's own operation metrics."""

@@ -160,8 +160,18 @@ def _existing_session(session_class: Any) -> Any:
 
 def own_session(spark: Any) -> Any:
     """A session of its own (settings apart, one SparkContext), or under
-    Spark Connect, which cannot clone a session, ``spark`` itself."""
-    return spark if is_connect(spark) else spark.newSession()
+    Spark Connect, which cannot clone a session, ``spark`` itself.
+
+    A new session starts from the application's settings: Splice's own
+    (``splice.*``, such as ``splice.tableJoin.plan``) set on ``spark`` since
+    are carried over, so that they hold for the steps a caller runs."""
+    if is_connect(spark):
+        return spark
+    session = spark.newSession()
+    for name, value in spark.conf.getAll.items():
+        if name.startswith("splice."):
+            session.conf.set(name, value)
+    return session
 
 
 def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (lazy import)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from engine.nodes import ExplainNode, PhysicalNode, Reads, duration
+from joins.physical.table_plan import RECOMPUTE_FRACTION, RECOMPUTE_FRACTION_WHEN_READ
 from joins.strategy import Strategy, choose_strategy
 from sql.plan import AsofInequality, JoinStep, JoinType, Kind, Window
 
@@ -187,13 +188,21 @@ class IncrementalTableJoin(JoinNode):
 
     def tree(self) -> ExplainNode:
         s = self.step
-        cost = ("every change recomputes the whole result (no equality)" if not s.equalities
-                else "a change recomputes only the result rows of its join values")
+        if s.equalities:
+            plan = ("chosen per run (joins/physical/table_plan.py): incremental, unless the "
+                    f"changed join values reach {RECOMPUTE_FRACTION:.1%} of the input rows "
+                    f"({RECOMPUTE_FRACTION_WHEN_READ:.0%} when a step reads the result's "
+                    "changes; then a recompute)")
+        else:
+            plan = "recompute on every change (no equality: a change touches every row)"
         return ExplainNode(
             name="IncrementalTableJoin",
             props={**self.common_props(), "result key": s.key_mode or "",
-                   "maintained by": "MERGE of recomputed rows, DELETE of stale ones",
-                   "incremental": cost},
+                   "plan": plan,
+                   "incremental": "the result rows of the changed join values, recomputed; "
+                                  "one MERGE of those, DELETE of stale ones",
+                   "recompute": "the whole join; an overwrite of the result, or a MERGE of "
+                                "the rows that differ when a step reads its change feed"},
             children=(
                 ExplainNode(name="ChangeFeed", props={"step": s.inputs[0],
                                                       "filter": s.left_filter or ""}),

@@ -37,6 +37,7 @@ from engine.io import (
     delta_version,
     ensure_table,
     merge_by_key,
+    notes_since,
     rows_written_since,
 )
 from engine.lock import pipeline_lock
@@ -72,6 +73,9 @@ class StepReport:
     # Files of a file source changed in place after they were ingested: what
     # they gained was not read (reported on every run, never silent).
     changed_files: list[ChangedFile] = field(default_factory=list)
+    # How the run wrote, when its step says (a table-table join: the plan
+    # it chose and why), from its commits' notes (the last micro-batch's).
+    plan: dict[str, object] | None = None
 
     def metadata(self) -> dict[str, object]:
         return {
@@ -84,6 +88,7 @@ class StepReport:
             "skipped_no_new_input": self.skipped,
             **({"state_rows": self.state_rows} if self.state_rows is not None else {}),
             **({"changed_files": len(self.changed_files)} if self.changed_files else {}),
+            **({f"plan_{k}": v for k, v in self.plan.items()} if self.plan else {}),
         }
 
 
@@ -187,6 +192,8 @@ def _run_query(node: PhysicalNode, io: StepIO, start: float) -> StepReport:
         time.monotonic() - start,
         schema=[(f.name, f.dataType.simpleString()) for f in schema.fields],
         late_dropped=progress.late_dropped, state_rows=progress.state_rows,
+        plan=next((n["plan"] for n in reversed(notes_since(spark, path, before))
+                   if isinstance(n.get("plan"), dict)), None),
     )
 
 

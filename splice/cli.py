@@ -267,6 +267,8 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
             extra = f", {report.dead_letters} to dead letter" if report.dead_letters else ""
             if report.changed_files:
                 extra += f", {len(report.changed_files)} files changed after ingest"
+            if report.plan:  # a table-table join: the plan it chose, and why
+                extra += f"; {report.plan['name']}, {report.plan['reason']}"
             print(f"{label}: {report.rows_written} rows written{extra} "
                   f"({report.seconds:.1f}s)", flush=True)
 

@@ -18,6 +18,7 @@ import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from engine.faults import ENV, KillPoint
@@ -71,13 +72,15 @@ def add_round(io: StepIO, n: int) -> None:
         append_rows(io, io.pipeline.sources[source], rows)
 
 
-def run_killed(io: StepIO, kill: Kill) -> str:
-    """``splice run`` in a child process, killed at ``kill``; fails unless it
-    died by SIGKILL (the point was reached). Returns its output."""
+def run_killed(io: StepIO, kill: Kill, pipeline: Path = PIPELINE,
+               conf: dict[str, str] | None = None) -> str:
+    """``splice run`` of ``pipeline`` in a child process (the test session's
+    Spark settings, and ``conf``), killed at ``kill``; fails unless it died
+    by SIGKILL (the point was reached). Returns its output."""
     env = {**os.environ, ENV: str(kill), "SPLICE_DRIVER_MEMORY": "1g",
-           "SPLICE_SPARK_CONF": json.dumps(TEST_SPARK_CONF)}
+           "SPLICE_SPARK_CONF": json.dumps({**TEST_SPARK_CONF, **(conf or {})})}
     proc = subprocess.run(
-        [sys.executable, "-m", "splice.cli", "run", str(PIPELINE),
+        [sys.executable, "-m", "splice.cli", "run", str(pipeline),
          "--warehouse", io.warehouse.root, "--parallel", "1"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
         start_new_session=True)

@@ -39,6 +39,8 @@ from engine.io import KEY, StepIO, merge_by_key
 from engine.query import BatchTarget, Sink, StepQuery
 from joins.nodes import IncrementalTableJoin
 from joins.physical.base import JoinQuery
+from joins.physical.table_plan import Plan, PlanSettings, choose, input_rows, noted
+from joins.physical.table_recompute import write_recomputed
 from sql.plan import JoinType
 
 _HOW = {JoinType.INNER: "inner", JoinType.LEFT: "left", JoinType.RIGHT: "right",
@@ -106,15 +108,20 @@ class TableTableQuery(JoinQuery[IncrementalTableJoin]):
                   for i, e in enumerate(self.step.equalities)]
             return table.join(values, reduce(Column.__and__, on), "left_semi")
 
-        def recompute(changed: DataFrame, keep: Callable[[DataFrame], DataFrame]
+        def change_values(changed: DataFrame, keep: Callable[[DataFrame], DataFrame]
+                          ) -> tuple[DataFrame, int]:
+            """The distinct join values of the changed rows, and their number
+            (computed now, so that the joins below see the true size: a small
+            change is broadcast, the first run's whole table is not)."""
+            values = keep(changed.select(
+                [f"__jv{i}" for i in range(len(self.step.equalities))]).distinct())
+            return values, values.count()
+
+        def recompute(changed: DataFrame, values: DataFrame,
+                      keep: Callable[[DataFrame], DataFrame]
                       ) -> tuple[DataFrame, DataFrame, DataFrame]:
             """(the recomputed result rows, the affected left keys, the
             affected right keys); ``keep`` caches what is read more than once."""
-            values = keep(changed.select(
-                [f"__jv{i}" for i in range(len(self.step.equalities))]).distinct())
-            # Computed now, so that the joins below see its true size (a small
-            # change is broadcast; the first run's whole table is not).
-            values.count()
             rows, affected = [], []
             for step_id, side in ((left_id, "l"), (right_id, "r")):
                 current = keep(matching(step_id, side, values))
@@ -124,14 +131,16 @@ class TableTableQuery(JoinQuery[IncrementalTableJoin]):
                                      .select(F.col(f"__k{side}").alias("k"))
                                      .union(current.select(F.col(KEY).alias("k")))
                                      .distinct()))
-                rows.append(current.alias(side))
-            lrows, rrows = rows
-            if self.step.left_filter:
-                lrows = lrows.where(F.expr(self.step.left_filter))
-            if self.step.right_filter:
-                rrows = rrows.where(F.expr(self.step.right_filter))
-            joined = lrows.join(rrows, self.match_condition(), _HOW[self.step.join_type])
-            return keep(self.output(joined)), affected[0], affected[1]
+                rows.append(current)
+            return keep(self._joined(*rows)), affected[0], affected[1]
+
+        def first_rows(df: DataFrame) -> DataFrame:
+            """The result of a micro-batch, for the output's schema."""
+            return recompute(df, change_values(df, lambda d: d)[0], lambda d: d)[0]
+
+        paths = [io.table_path(io.pipeline.step(s)) for s in (left_id, right_id)]
+        read_downstream = bool(io.pipeline.downstream(self.step.id))
+        PlanSettings.of(io.spark)  # a bad setting stops the run before it starts
 
         def write(changed: DataFrame, target: BatchTarget) -> None:
             cached: list[DataFrame] = []
@@ -142,14 +151,31 @@ class TableTableQuery(JoinQuery[IncrementalTableJoin]):
 
             try:
                 keep(changed)
-                self._merge(*recompute(changed, keep), target, keep)
+                values, count = change_values(changed, keep)
+                choice = choose(count, input_rows(target.spark, paths), read_downstream,
+                                PlanSettings.of(target.spark), one_value=not self.step.equalities)
+                with noted(target.spark, choice):
+                    if choice.plan == Plan.INCREMENTAL:
+                        self._merge(*recompute(changed, values, keep), target, keep)
+                    else:
+                        whole = self._joined(io.read_table(left_id), io.read_table(right_id))
+                        write_recomputed(whole, choice, target, keep)
             finally:
                 for df in cached:
                     df.unpersist()
 
         stream = changes(left_id, "l").unionByName(changes(right_id, "r"))
-        return StepQuery(stream=stream, batch=lambda df: recompute(df, lambda d: d)[0],
-                         sink=Sink.CUSTOM, writer=write)
+        return StepQuery(stream=stream, batch=first_rows, sink=Sink.CUSTOM, writer=write)
+
+    def _joined(self, left: DataFrame, right: DataFrame) -> DataFrame:
+        """The result rows of the join of ``left`` and ``right`` (current
+        rows of the two inputs, all or some)."""
+        left, right = left.alias("l"), right.alias("r")
+        if self.step.left_filter:
+            left = left.where(F.expr(self.step.left_filter))
+        if self.step.right_filter:
+            right = right.where(F.expr(self.step.right_filter))
+        return self.output(left.join(right, self.match_condition(), _HOW[self.step.join_type]))
 
     def _merge(self, recomputed: DataFrame, affected_l: DataFrame, affected_r: DataFrame,
                target: BatchTarget, keep: Callable[[DataFrame], DataFrame]) -> None:

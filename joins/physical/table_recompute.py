@@ -1,0 +1,41 @@
+"""The recompute plan of a table-table join: the whole join, written as the
+plan choice says (``joins/physical/table_plan.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from engine.io import KEY, merge_by_key
+from engine.query import BatchTarget
+from joins.physical.table_plan import PlanChoice, Write
+
+
+def write_recomputed(result: DataFrame, choice: PlanChoice, target: BatchTarget,
+                     keep: Callable[[DataFrame], DataFrame]) -> None:
+    """Store ``result``, the join's whole result, in the table at
+    ``target.path`` as ``choice`` says: overwritten, or (``Write.MERGE_DIFFERING``) by one MERGE
+    of the rows that differ from those stored, so that the table's change
+    feed holds only real changes. Either write is marked with Delta's
+    idempotent ids: a replayed micro-batch writes nothing twice; and with
+    the choice, as its note (a MERGE takes it from the session's setting)."""
+    if choice.write == Write.OVERWRITE:
+        (result.write.format("delta").mode("overwrite")
+         .option("txnAppId", target.txn_app).option("txnVersion", target.batch_id)
+         .option("userMetadata", choice.to_json()).save(target.path))
+        return
+    stored = target.spark.read.format("delta").load(target.path).select(result.columns)
+    result = keep(result)
+    # Rows are unique by _key in both, so a row of the result that is not
+    # stored as it is is new or changed, and a stored key the result lacks
+    # is gone. EXCEPT compares NULLs as equal, as a stored row is compared.
+    differing = result.subtract(stored)
+    gone = stored.select(KEY).subtract(result.select(KEY))
+    source = keep(differing.withColumn("__delete", F.lit(False))
+                  .unionByName(gone.withColumn("__delete", F.lit(True)),
+                               allowMissingColumns=True))
+    source.count()  # MERGE reads its source twice: computed once, before it
+    merge_by_key(target.spark, target.path, source, "__delete", result.columns,
+                 target.txn_app, target.batch_id, target.step_id)

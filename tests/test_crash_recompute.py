@@ -1,0 +1,63 @@
+"""Crash safety of the table-table join's recompute plan.
+
+The recompute writes differently from the incremental plan (a MERGE of the
+rows that differ, or an overwrite), so its commits are killed too: a
+``splice run`` child process forced to recompute is killed (SIGKILL, JVM
+included) inside its MERGE, after each kind of output commit, and after a
+checkpoint commit downstream; the run after it completes. After every round
+every output holds exactly the rows of a warehouse that got the same data
+in uninterrupted runs of the same plan.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.faults import KillPoint
+from engine.io import StepIO
+from resources.warehouse import WarehouseResource
+from splice.cases import append_rows
+from splice.compile import compile_path
+from tests.conftest import ROOT, table_join_plan
+from tests.crash_harness import Kill, complete, differences, round_rows, run_killed, table_rows
+
+pytestmark = [pytest.mark.spark, pytest.mark.faults]
+
+PIPELINE = ROOT / "tests" / "crash" / "recompute.sql"
+RECOMPUTE = {"splice.tableJoin.plan": "recompute"}
+# In the order a run reaches them; round n kills KILLS[n::ROUNDS].
+KILLS = [Kill(KillPoint.INSIDE_MERGE, "customer_tiers"),
+         Kill(KillPoint.OUTPUT_COMMITTED, "customer_tiers"),
+         Kill(KillPoint.OUTPUT_COMMITTED, "same_tier"),
+         Kill(KillPoint.CHECKPOINT_COMMITTED, "labelled")]
+ROUNDS = 2
+
+
+def _add_round(io: StepIO, n: int) -> None:
+    """The crash pipeline's customers and tiers of round ``n``: every round
+    renames every customer and moves customers and tiers between tiers and
+    groups, so each recompute has rows that differ."""
+    rows = round_rows(n)
+    for source in ("customers", "tiers"):
+        append_rows(io, io.pipeline.sources[source], rows[source])
+
+
+def test_kills_during_recomputes_lose_nothing(spark, tmp_path: Path) -> None:
+    pipeline = compile_path(PIPELINE)
+    reference, crashed = (
+        StepIO(spark=spark, pipeline=pipeline,
+               warehouse=WarehouseResource(root=str(tmp_path / name)))
+        for name in ("reference", "crashed"))
+    with table_join_plan(spark, "recompute"):
+        for n in range(ROUNDS):
+            _add_round(reference, n)
+            complete(reference)
+            _add_round(crashed, n)
+            for kill in KILLS[n::ROUNDS]:
+                run_killed(crashed, kill, PIPELINE, RECOMPUTE)
+            complete(crashed)
+            expected = table_rows(reference)
+            assert expected["customer_tiers"] and expected["same_tier"], "empty outputs"
+            assert differences(expected, table_rows(crashed)) == {}, f"round {n}"
