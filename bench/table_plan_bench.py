@@ -33,20 +33,13 @@ from pathlib import Path
 from common import pipeline_io, scratch, session
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from table_table_bench import SQL  # the same two tables and primary-key join
 
 from engine.io import StepIO, merge_by_key
 from joins.physical.table_plan import PLAN_SETTING
 from resources.warehouse import WarehouseResource
 from runtime.runner import run_step
 
-SQL = """
-CREATE TABLE lefts (id BIGINT, lv BIGINT, ts TIMESTAMP)
-  WITH (location='lefts', key='id', timestamp='ts');
-CREATE TABLE rights (id BIGINT, rv BIGINT, ts TIMESTAMP)
-  WITH (location='rights', key='id', timestamp='ts');
-CREATE TABLE joined AS SELECT l.id AS id, l.lv AS lv, r.rv AS rv
-  FROM lefts l JOIN rights r ON l.id = r.id;
-"""
 PLANS = ("auto", "incremental", "recompute")
 INPUTS = ("lefts", "rights", "lefts_table", "rights_table")
 RANDOM_KEYS = 10_000
