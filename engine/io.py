@@ -137,6 +137,30 @@ def commits_since(spark: SparkSession, path: str, version: int | None) -> list[d
     return infos
 
 
+def appended_since(spark: SparkSession, path: str, version: int, to: int) -> list[str] | None:
+    """The data files that the commits ``version + 1`` to ``to`` of the Delta
+    table at ``path`` added, when those commits only appended (no file
+    removed or rewritten, no deletion vector); None otherwise, or when one
+    of their log files is gone (cleaned up): then only a whole read answers."""
+    from urllib.parse import unquote
+
+    added = []
+    for number in range(version + 1, to + 1):
+        log_file = f"{_log(path)}/{number:020d}.json"
+        if not fs.exists(spark, log_file):
+            return None
+        for line in fs.read_text(spark, log_file).splitlines():
+            action = json.loads(line) if line.strip() else {}
+            if "remove" in action or "cdc" in action:
+                return None
+            add = action.get("add")
+            if add is not None:
+                if add.get("deletionVector") or "://" in add["path"]:
+                    return None
+                added.append(f"{path.rstrip('/')}/{unquote(add['path'])}")
+    return added
+
+
 def _restored_io(warehouse: Warehouse, pipeline: Pipeline,
                  kafka_bootstrap: str | None) -> StepIO:
     return StepIO(spark=SparkSession.active(), warehouse=warehouse, pipeline=pipeline,

@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from engine import fs
-from engine.io import delta_exists
+from engine.io import appended_since, delta_version
 
 MANIFEST_SCHEMA = StructType([
     StructField("path", StringType()),
@@ -67,19 +67,68 @@ def manifest_rows(lines: DataFrame, batch_id: int) -> DataFrame:
 def changed_files(spark: SparkSession, folder: str, checkpoint: str) -> list[ChangedFile]:
     """The files of ``folder`` whose size or modification time differs from
     what was ingested (a file deleted since is not reported)."""
-    path = manifest_path(checkpoint)
-    if not delta_exists(spark, path):
-        return []
-    recorded: dict[str, tuple[int, int, int]] = {}
-    for row in spark.read.format("delta").load(path).collect():
-        seen = recorded.get(row["name"])
-        if seen is None or row["batch_id"] >= seen[2]:
-            recorded[row["name"]] = (row["size"], row["modified_ms"], row["batch_id"])
+    recorded = recorded_files(spark, checkpoint)
     changed = []
     for name, size, modified in fs.list_files(spark, folder):
         if name in recorded and recorded[name][:2] != (size, modified):
             changed.append(ChangedFile(name, recorded[name][0], size, recorded[name][1], modified))
     return changed
+
+
+# Each file's (size, modification time, micro-batch) as the manifest holds
+# them, by name.
+Recorded = dict[str, tuple[int, int, int]]
+
+
+def recorded_files(spark: SparkSession, checkpoint: str) -> Recorded:
+    """Every file of the manifest, its last record winning.
+
+    The manifest gains a file per micro-batch and is never compacted, so a
+    whole read costs more every run (a long-lived source's thousands of
+    small files, read each run). What the last run read is kept beside it
+    with the manifest's version (``splice_files_read.json``); a run reads
+    only the files the commits since then appended, or the whole manifest
+    when that copy is missing, newer, or a commit since did more than append.
+    The copy is written whole or not at all, so a crash leaves an older copy,
+    which costs a longer read, never a wrong answer."""
+    path = manifest_path(checkpoint)
+    version = delta_version(spark, path)
+    if version is None:
+        return {}
+    seen_version, recorded = last_read(spark, checkpoint)
+    if seen_version == version:
+        return recorded
+    new_files = (appended_since(spark, path, seen_version, version)
+                 if seen_version is not None and seen_version < version else None)
+    if new_files is None:
+        recorded, rows = {}, spark.read.format("delta").option("versionAsOf", version).load(path)
+    else:
+        rows = spark.read.schema(MANIFEST_SCHEMA).parquet(*new_files) if new_files else None
+    for row in rows.collect() if rows is not None else []:
+        last = recorded.get(row["name"])
+        if last is None or row["batch_id"] >= last[2]:
+            recorded[row["name"]] = (row["size"], row["modified_ms"], row["batch_id"])
+    fs.write_text(spark, _read_copy_path(checkpoint), json.dumps(
+        {"version": version, "files": {n: list(r) for n, r in recorded.items()}}))
+    return recorded
+
+
+def _read_copy_path(checkpoint: str) -> str:
+    return f"{checkpoint.rstrip('/')}/splice_files_read.json"
+
+
+def last_read(spark: SparkSession, checkpoint: str) -> tuple[int | None, Recorded]:
+    """The manifest's version and files as the last run read them (None, {}
+    if no run kept them, or the copy does not read)."""
+    path = _read_copy_path(checkpoint)
+    if not fs.exists(spark, path):
+        return None, {}
+    try:
+        kept = json.loads(fs.read_text(spark, path))
+        return int(kept["version"]), {n: (int(r[0]), int(r[1]), int(r[2]))
+                                      for n, r in kept["files"].items()}
+    except (OSError, ValueError, TypeError, KeyError, IndexError):
+        return None, {}
 
 
 def _last_report(checkpoint: str) -> str:

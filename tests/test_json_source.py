@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 from dagster import materialize
 
-from engine.io import delta_version
+from engine.io import appended_since, delta_version
+from operators.file_manifest import changed_files, last_read, manifest_path
 from orchestration.assets import build_assets
 from resources.spark import SparkResource
 from runtime.runner import run_pipeline
@@ -165,3 +166,38 @@ def test_a_file_changed_after_ingest_is_reported(spark, warehouse, capsys) -> No
                if c.check_name == "files_unchanged_after_ingest"]
     assert check.passed is False
     assert check.metadata["a.json"].value == 26
+
+
+def test_the_manifest_is_read_from_the_files_appended_since_the_last_run(
+        spark, warehouse) -> None:
+    """A run reads only the manifest files committed since the last run read
+    it (operators/file_manifest.py); with that copy gone, or after a commit
+    that rewrote files, it reads the whole manifest: the answer is the same."""
+    io = make_io(spark, warehouse, RAW_SQL, name="seen")
+    folder = warehouse.source_path("src")
+    checkpoint = io.checkpoint(io.pipeline.step("src"))
+    for n, name in enumerate(["a.json", "b.json", "c.json"]):
+        _write_bytes(folder, name, f'{{"id": {n}, "name": "v{n}"}}\n'.encode())
+        reports = {r.step_id: r for r in run_pipeline(io.pipeline, io)}
+        assert reports["src"].changed_files == []
+    manifest = manifest_path(checkpoint)
+    seen_version, seen = last_read(spark, checkpoint)
+    assert seen_version == delta_version(spark, manifest)
+    assert sorted(seen) == ["a.json", "b.json", "c.json"]
+    # The last run read one file of the manifest: the one its commit added.
+    [added] = appended_since(spark, manifest, seen_version - 1, seen_version)
+    assert added.startswith(manifest) and added.endswith(".parquet") and os.path.exists(added)
+
+    with open(os.path.join(folder, "b.json"), "ab") as fh:  # b came in by the partial read
+        fh.write(b'{"id": 9, "name": "late"}\n')
+    expected = [("b.json", 24, 50)]
+    assert [(c.name, c.ingested_bytes, c.bytes_now)
+            for c in changed_files(spark, folder, checkpoint)] == expected
+    os.remove(os.path.join(checkpoint, "splice_files_read.json"))  # the whole read
+    assert [(c.name, c.ingested_bytes, c.bytes_now)
+            for c in changed_files(spark, folder, checkpoint)] == expected
+    spark.sql(f"OPTIMIZE delta.`{manifest}`")  # a commit that rewrote files
+    assert appended_since(spark, manifest, seen_version, seen_version + 1) is None
+    assert [(c.name, c.ingested_bytes, c.bytes_now)
+            for c in changed_files(spark, folder, checkpoint)] == expected
+    assert last_read(spark, checkpoint)[0] == seen_version + 1

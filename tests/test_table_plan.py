@@ -54,6 +54,12 @@ def test_the_settings_force_a_plan_or_move_the_fraction() -> None:
     assert choose(900, 1000, False, PlanSettings.parse("incremental", None)).plan == \
         Plan.INCREMENTAL
     assert choose(20, 1000, False, PlanSettings.parse(None, "0.5")).plan == Plan.INCREMENTAL
+    # A set plan needs no count of the inputs (the run skips that job).
+    uncounted = choose(7, None, False, PlanSettings.parse("incremental", None))
+    assert (uncounted.plan, uncounted.reason) == (
+        Plan.INCREMENTAL, f"{PLAN_SETTING}=incremental; 7 changed join values")
+    with pytest.raises(ValueError, match="count them"):
+        choose(7, None, False)
     assert PlanSettings.parse(None, None) == PlanSettings(
         "auto", RECOMPUTE_FRACTION, RECOMPUTE_FRACTION_WHEN_READ)
 

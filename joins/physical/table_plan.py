@@ -72,7 +72,7 @@ class PlanChoice:
     write: Write
     reason: str
     changed_rows: int
-    input_rows: int
+    input_rows: int | None
 
     def to_json(self) -> str:
         """The choice as the result's commit records it (Delta's
@@ -122,20 +122,27 @@ def _share(name: str, value: str | None, default: float) -> float:
     return share
 
 
-def choose(changed_rows: int, input_rows: int, read_downstream: bool,
+def choose(changed_rows: int, input_rows: int | None, read_downstream: bool,
            settings: PlanSettings = PlanSettings(), one_value: bool = False) -> PlanChoice:
     """The plan for a micro-batch of ``changed_rows`` changes (distinct
     changed join values) over inputs holding ``input_rows`` rows;
+    (None: not counted, which only a plan set by the settings allows);
     ``read_downstream``: a step of the pipeline reads the result's change
     feed (a recompute then MERGEs the rows that differ, and is chosen from
     ``fraction_when_read``); ``one_value``: the join has no equality
     (CROSS), so any change touches every result row and ``auto``
     recomputes."""
-    share = changed_rows / max(input_rows, 1)
     threshold = settings.fraction_when_read if read_downstream else settings.fraction
-    figures = (f"{changed_rows:,} changed join values, {share:.2%} of the {input_rows:,} "
-               f"input rows (a recompute from {threshold:.2%}"
-               f"{' when the result is read downstream' if read_downstream else ''})")
+    if input_rows is None:
+        if settings.wanted == "auto":
+            raise ValueError("the plan is chosen from the input rows: count them")
+        share = 0.0
+        figures = f"{changed_rows:,} changed join values"
+    else:
+        share = changed_rows / max(input_rows, 1)
+        figures = (f"{changed_rows:,} changed join values, {share:.2%} of the "
+                   f"{input_rows:,} input rows (a recompute from {threshold:.2%}"
+                   f"{' when the result is read downstream' if read_downstream else ''})")
     if one_value:
         figures = "no equality: any change touches every result row"
     if settings.wanted != "auto":

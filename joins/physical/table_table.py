@@ -152,8 +152,12 @@ class TableTableQuery(JoinQuery[IncrementalTableJoin]):
             try:
                 keep(changed)
                 values, count = change_values(changed, keep)
-                choice = choose(count, input_rows(target.spark, paths), read_downstream,
-                                PlanSettings.of(target.spark), one_value=not self.step.equalities)
+                settings = PlanSettings.of(target.spark)
+                # Counted only when the plan is to be chosen: a set plan
+                # needs no figures, and the count is a Spark job per input.
+                rows = input_rows(target.spark, paths) if settings.wanted == "auto" else None
+                choice = choose(count, rows, read_downstream, settings,
+                                one_value=not self.step.equalities)
                 with noted(target.spark, choice):
                     if choice.plan == Plan.INCREMENTAL:
                         self._merge(*recompute(changed, values, keep), target, keep)
