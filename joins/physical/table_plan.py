@@ -125,8 +125,8 @@ def _share(name: str, value: str | None, default: float) -> float:
 def choose(changed_rows: int, input_rows: int | None, read_downstream: bool,
            settings: PlanSettings = PlanSettings(), one_value: bool = False) -> PlanChoice:
     """The plan for a micro-batch of ``changed_rows`` changes (distinct
-    changed join values) over inputs holding ``input_rows`` rows;
-    (None: not counted, which only a plan set by the settings allows);
+    changed join values) over inputs holding ``input_rows`` rows (None:
+    not counted, which only a plan set by the settings allows);
     ``read_downstream``: a step of the pipeline reads the result's change
     feed (a recompute then MERGEs the rows that differ, and is chosen from
     ``fraction_when_read``); ``one_value``: the join has no equality
