@@ -24,6 +24,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from engine import jars
 from engine.fs import configure_files
 from engine.settings import ENV, SettingsError, SpliceSettings
 from engine.storage import check_storage, storage_packages
@@ -205,14 +206,20 @@ def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (l
             check_connect_server(settings.connect_url)
         else:
             check_master(settings.master)
+        local_jars, known = False, None
         if not _remote_server(settings):
             # Asked before the JVM starts: a wrong endpoint, missing keys or
             # bucket is then one message, not a stack trace from a step.
             check_storage(settings.warehouse, settings.storage_conf(),
                           f"the warehouse (--warehouse, {ENV['warehouse']})")
-            packages = [*settings.packages, *storage_packages([settings.warehouse])]
-            builder = configure_spark_with_delta_pip(
-                builder, extra_packages=list(dict.fromkeys(packages)))
+            packages = list(dict.fromkeys(
+                [*settings.packages, *storage_packages([settings.warehouse])]))
+            local_jars = jars.usable(settings.master, conf)
+            known = jars.recorded(packages) if local_jars else None
+            if known is not None:  # resolved by an earlier start (engine/jars.py)
+                builder = builder.config("spark.jars", ",".join(known))
+            else:
+                builder = configure_spark_with_delta_pip(builder, extra_packages=packages)
         with _jvm_output_to(settings.spark_log):
             try:
                 spark = builder.getOrCreate()
@@ -229,6 +236,8 @@ def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (l
                 ) from None
         if not is_connect(spark):
             spark.sparkContext.setLogLevel("ERROR")
+            if local_jars and known is None:
+                jars.remember(packages, spark.sparkContext.getConf().get("spark.jars", ""))
         elif _remote_server(settings):
             check_connectors(spark, settings)
         configure_files(settings)

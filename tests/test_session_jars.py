@@ -1,0 +1,73 @@
+"""A local session names the jars an earlier start resolved instead of
+having Ivy resolve Delta's package again (engine/jars.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import jars
+from tests.conftest import ROOT
+
+CHILD = """
+import json, sys
+from engine.session import start_session
+from engine import jars
+spark = start_session()
+conf = spark.sparkContext.getConf()
+spark.range(3).write.format("delta").save(sys.argv[1])
+rows = sorted(r.id for r in spark.read.format("delta").load(sys.argv[1]).collect())
+print(json.dumps({"packages": conf.get("spark.jars.packages"), "jars": conf.get("spark.jars"),
+                  "recorded": jars.recorded([]), "rows": rows}))
+"""
+
+
+def _start(tmp_path: Path, name: str) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("SPLICE_") and k != "PYSPARK_SUBMIT_ARGS"}
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / name)], cwd=ROOT,
+                          env={**env, "SPLICE_WAREHOUSE": str(tmp_path / "wh")},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.spark
+def test_a_second_local_start_takes_the_recorded_jars(tmp_path: Path) -> None:
+    first = _start(tmp_path, "a")
+    assert first["rows"] == [0, 1, 2]
+    recorded = first["recorded"]
+    assert recorded and any("delta-spark" in j for j in recorded)
+    second = _start(tmp_path, "b")
+    # No resolution: Delta's jars came as files, and Delta works.
+    assert second["packages"] is None
+    assert second["jars"].split(",") == recorded
+    assert second["rows"] == [0, 1, 2]
+
+
+def test_only_a_local_session_that_names_no_jars_takes_recorded_ones(monkeypatch) -> None:
+    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
+    assert jars.usable("local[2]", {"spark.sql.shuffle.partitions": "2"})
+    assert not jars.usable("spark://127.0.0.1:7077", {})
+    assert not jars.usable("local[2]", {"spark.jars.packages": "org.x:y:1"})
+    assert not jars.usable("local[2]", {"spark.jars.ivy": "/tmp/ivy"})
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--packages org.x:y:1 pyspark-shell")
+    assert not jars.usable("local[2]", {})
+
+
+def test_a_record_with_a_missing_jar_is_not_used(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    jar = tmp_path / "a.jar"
+    jar.write_bytes(b"")
+    jars.remember(["org.x:y:1"], f"file://{jar}")
+    assert jars.recorded(["org.x:y:1"]) == [f"file://{jar}"]
+    assert jars.recorded([]) is None  # another set of packages
+    jars.remember(["org.x:y:2"], f"file://{jar},https://example.com/b.jar")  # not all local
+    assert jars.recorded(["org.x:y:2"]) is None
+    jar.unlink()
+    assert jars.recorded(["org.x:y:1"]) is None
