@@ -122,6 +122,12 @@ def delta_version(spark: SparkSession, path: str) -> int | None:
     return max(versions) if versions else None
 
 
+def _actions(spark: SparkSession, log_file: str) -> list[dict]:
+    """The actions of one commit file of a Delta log, one per line."""
+    return [json.loads(line) for line in fs.read_text(spark, log_file).splitlines()
+            if line.strip()]
+
+
 def commits_since(spark: SparkSession, path: str, version: int | None) -> list[dict]:
     """The commitInfo of every commit after ``version``."""
     infos = []
@@ -130,8 +136,7 @@ def commits_since(spark: SparkSession, path: str, version: int | None) -> list[d
             continue
         if version is not None and int(name[:-5]) <= version:
             continue
-        for line in fs.read_text(spark, f"{_log(path)}/{name}").splitlines():
-            action = json.loads(line) if line.strip() else {}
+        for action in _actions(spark, f"{_log(path)}/{name}"):
             if "commitInfo" in action:
                 infos.append(action["commitInfo"])
     return infos
@@ -149,8 +154,7 @@ def appended_since(spark: SparkSession, path: str, version: int, to: int) -> lis
         log_file = f"{_log(path)}/{number:020d}.json"
         if not fs.exists(spark, log_file):
             return None
-        for line in fs.read_text(spark, log_file).splitlines():
-            action = json.loads(line) if line.strip() else {}
+        for action in _actions(spark, log_file):
             if "remove" in action or "cdc" in action:
                 return None
             add = action.get("add")
@@ -258,8 +262,8 @@ def committed_batch(spark: SparkSession, path: str, txn_app: str) -> int | None:
     versions = sorted((int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()),
                       reverse=True)
     for version in versions:
-        for line in fs.read_text(spark, f"{log}/{version:020d}.json").splitlines():
-            txn = json.loads(line).get("txn") if line.strip() else None
+        for action in _actions(spark, f"{log}/{version:020d}.json"):
+            txn = action.get("txn")
             if txn and txn.get("appId") == txn_app:
                 return int(txn["version"])
     checkpoints = [n for n in names if n.endswith(".checkpoint.parquet")]
