@@ -197,6 +197,26 @@ def quiet_spark_error_logs() -> None:
     logging.getLogger("py4j.clientserver").setLevel(logging.CRITICAL)
 
 
+# -- failures of Spark's machinery, not of the step ----------------------------
+# Texts of failures a second run of the same step is expected to pass: Spark
+# Connect starts a Python worker for a query's foreachBatch function and
+# waits a fixed 10 s (not a setting in Spark 4.2) for it to connect back; on
+# a loaded machine its start (importing pandas and PyArrow) can take longer.
+_TRANSIENT = {
+    "Timed out while waiting for the Python worker to connect back":
+        "Spark's Python worker for foreachBatch did not connect back within 10 s",
+}
+
+
+def transient(cause: Cause) -> str | None:
+    """Why ``cause`` is a failure of Spark's machinery that running the step
+    again should get past (every write of a step is idempotent), or None."""
+    for text, reason in _TRANSIENT.items():
+        if text in cause.detail or text in cause.summary:
+            return reason
+    return None
+
+
 # -- a step's failure, with what it was reading --------------------------------
 def explain(step: Step, io: StepIO, err: BaseException) -> Cause:
     """Why ``step`` failed with ``err``: the root cause (the one its

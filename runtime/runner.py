@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -27,7 +28,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from engine import definitions, fs
 from engine.claims import claim
-from engine.errors import explain, recorded
+from engine.errors import explain, recorded, transient
 from engine.faults import KillPoint, reached
 from engine.io import (
     StepIO,
@@ -51,6 +52,10 @@ from operators.sources import SourceError
 from runtime.planner import planned
 from runtime.registry import bind, executor
 from sql.plan import Kind, Pipeline, Step
+
+_log = logging.getLogger("splice.runner")
+# Runs of a step in all when its failures are transient (engine.errors).
+ATTEMPTS = 3
 
 
 @dataclass
@@ -76,6 +81,8 @@ class StepReport:
     # How the run wrote, when its step says (a table-table join: the plan
     # it chose and why), from its commits' notes (the last micro-batch's).
     plan: dict[str, object] | None = None
+    # Why the step's query ran again within this run, once per retry.
+    retried: list[str] = field(default_factory=list)
 
     def metadata(self) -> dict[str, object]:
         return {
@@ -89,6 +96,7 @@ class StepReport:
             **({"state_rows": self.state_rows} if self.state_rows is not None else {}),
             **({"changed_files": len(self.changed_files)} if self.changed_files else {}),
             **({f"plan_{k}": v for k, v in self.plan.items()} if self.plan else {}),
+            **({"retried": "; ".join(self.retried)} if self.retried else {}),
         }
 
 
@@ -152,14 +160,24 @@ def run_step(step: Step, io: StepIO, checked: bool = False) -> StepReport:
 
 
 def _run(node: PhysicalNode, io: StepIO, start: float) -> StepReport:
+    """Run the step's query; a failure of Spark's machinery rather than of
+    the step (:func:`engine.errors.transient`) runs it again, up to
+    ``ATTEMPTS`` times in all: every write is idempotent, so a second run
+    after a failed one is what the fault-injection tests prove safe."""
     step = node.step
-    try:
-        return _run_query(node, io, start)
-    except SourceError as err:
-        raise StepFailed(step, str(err), err.detail) from None
-    except (PySparkException, Py4JJavaError) as err:
-        cause = explain(step, io, err)
-        raise StepFailed(step, cause.summary, cause.detail) from err
+    retried: list[str] = []
+    while True:
+        try:
+            return replace(_run_query(node, io, start), retried=retried)
+        except SourceError as err:
+            raise StepFailed(step, str(err), err.detail) from None
+        except (PySparkException, Py4JJavaError) as err:
+            cause = explain(step, io, err)
+            reason = transient(cause)
+            if reason is None or len(retried) + 1 >= ATTEMPTS:
+                raise StepFailed(step, cause.summary, cause.detail) from err
+            retried.append(reason)
+            _log.warning("step '%s' runs again: %s", step.id, reason)
 
 
 def _run_query(node: PhysicalNode, io: StepIO, start: float) -> StepReport:

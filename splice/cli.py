@@ -269,6 +269,8 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
                 extra += f", {len(report.changed_files)} files changed after ingest"
             if report.plan:  # a table-table join: the plan it chose, and why
                 extra += f"; {report.plan['name']}, {report.plan['reason']}"
+            if report.retried:  # Spark's machinery failed, and the step ran again
+                extra += f"; ran again {len(report.retried)}x: {report.retried[-1]}"
             print(f"{label}: {report.rows_written} rows written{extra} "
                   f"({report.seconds:.1f}s)", flush=True)
 

@@ -94,16 +94,17 @@ def running(folder: Path) -> Server | None:
 
 
 def start_server(folder: Path = DEFAULT_FOLDER, port: int | None = None,
-                 driver_memory: str = "2g") -> Server:
+                 driver_memory: str = "2g", python: str | None = None) -> Server:
     """Start a server logging into ``folder`` and wait until its port
-    answers; one already running there is reused."""
+    answers; one already running there is reused. ``python`` is the program
+    the server's Python workers run (default: this interpreter)."""
     folder = folder.resolve()
     found = running(folder)
     if found is not None:
         return found
     folder.mkdir(parents=True, exist_ok=True)
     port = port or _free_port()
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable,
+    env = {**os.environ, "PYSPARK_PYTHON": python or sys.executable,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
                                                        os.environ.get("PYTHONPATH")]))}
     with open(folder / "server.log", "ab") as out:

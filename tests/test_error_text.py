@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import recorded, root_cause, take_recorded
+from engine.errors import recorded, root_cause, take_recorded, transient
 
 # The shape of a Py4J error raised inside foreachBatch (frames shortened).
 WRITE_FAILED = """An error occurred while calling o156.save.
@@ -62,3 +62,15 @@ def test_a_foreach_batch_function_records_what_it_raises() -> None:
     assert failure is not None and failure.batch_id == 3
     assert failure.cause.summary == "KeyError: 'region'"
     assert take_recorded("/wh/_splice/p/checkpoints/s") is None
+
+
+def test_only_a_failure_of_spark_s_machinery_is_transient() -> None:
+    """The late-worker timeout is retried (its run under Connect:
+    tests/test_connect.py); a data error is not: it would fail again."""
+    late = Exception("[STREAM_FAILED] Query [id = 1] terminated with exception: "
+                     "SocketTimeoutException: Timed out while waiting for the Python worker "
+                     "to connect back\n\tat org.apache.spark.api.python.X(X.scala:1)")
+    assert transient(root_cause(late)) == (
+        "Spark's Python worker for foreachBatch did not connect back within 10 s")
+    assert transient(root_cause(Exception(WRITE_FAILED))) is None
+    assert transient(root_cause(Exception(READ_FAILED))) is None
