@@ -55,7 +55,7 @@ from sql.plan import Kind, Pipeline, Step
 
 _log = logging.getLogger("splice.runner")
 # Runs of a step in all when its failures are transient (engine.errors).
-ATTEMPTS = 3
+ATTEMPTS = 5
 
 
 @dataclass

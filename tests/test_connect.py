@@ -10,6 +10,7 @@ wrote are read back here with the classic session."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -82,8 +83,10 @@ def test_the_demo_runs_under_spark_connect(connect: Server, spark, tmp_path: Pat
     # steps run side by side: the late worker is the first step's to start one
     again = [line for line in done.stdout.splitlines() if "rows written; ran again" in line]
     assert len(again) == 1, done.stdout
-    assert ("; ran again 1x: Spark's Python worker for foreachBatch did not connect back "
-            "within 10 s (") in again[0]
+    # once for the late worker, maybe more on a loaded machine (the retry's
+    # own worker can take more than 10 s to start too)
+    assert re.search(r"; ran again [1-4]x: Spark's Python worker for foreachBatch did not "
+                     r"connect back within 10 s \(", again[0]), again[0]
     assert "[2/7] source      orders: 3 rows written, 1 to dead letter" in done.stdout
     assert _rows(spark, str(warehouse / "orders_matched"), "name", "item") == [
         ("John", "Computer"), ("John", "Mouse")]
