@@ -28,6 +28,11 @@ if [ ! -f "$stamp" ] || [ requirements.lock -nt "$stamp" ] || [ pyproject.toml -
   touch "$stamp"
 fi
 command -v java >/dev/null 2>&1 || { echo "Spark needs Java 17 (java not found)" >&2; exit 1; }
+# The classes Spark's JVM loads at every start, archived once (a demo run in
+# a JVM that writes them as it exits, about 2 minutes the first time), so
+# that later local sessions map them instead of loading them
+# (engine/class_data.py). Skipped when the archive is there.
+.venv/bin/python -m splice.class_data
 # Headless Chromium (Debian's package) for the one test that screenshots the
 # Dagster UI; that test skips, saying so, without it. Opt in:
 # SPLICE_WITH_CHROMIUM=1 bash scripts/setup.sh

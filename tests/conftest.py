@@ -40,6 +40,15 @@ TEST_SPARK_CONF = {
     "splice.tableJoin.plan": "incremental",
 }
 
+# A test's child `splice run` (one killed at a commit point) lives a minute
+# or less in a JVM of its own, and the JVM's optimizing compiler (C2) spent
+# a third of its CPU compiling code it had no time to use: with the first
+# tier (C1) alone a crash-test child run to its last step took 68 against
+# 93 s of CPU (docs/DECISIONS.md, "Testing"). The suite's own sessions live
+# for the whole run and keep both tiers; so does every user's session.
+CHILD_JAVA_OPTIONS = "-Duser.timezone=UTC -XX:TieredStopAtLevel=1"
+TEST_CHILD_CONF = {**TEST_SPARK_CONF, "spark.driver.extraJavaOptions": CHILD_JAVA_OPTIONS}
+
 
 @contextlib.contextmanager
 def table_join_plan(spark: Any, plan: str, **settings: str) -> Iterator[None]:

@@ -26,7 +26,7 @@ from engine.io import StepIO
 from runtime.runner import run_pipeline
 from splice.cases import append_rows
 from sql.plan import Kind, Pipeline
-from tests.conftest import ROOT, TEST_SPARK_CONF
+from tests.conftest import ROOT, TEST_CHILD_CONF
 
 BASE = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 PIPELINE = ROOT / "tests" / "crash" / "pipeline.sql"
@@ -78,7 +78,7 @@ def run_killed(io: StepIO, kill: Kill, pipeline: Path = PIPELINE,
     Spark settings, and ``conf``), killed at ``kill``; fails unless it died
     by SIGKILL (the point was reached). Returns its output."""
     env = {**os.environ, ENV: str(kill), "SPLICE_DRIVER_MEMORY": "1g",
-           "SPLICE_SPARK_CONF": json.dumps({**TEST_SPARK_CONF, **(conf or {})})}
+           "SPLICE_SPARK_CONF": json.dumps({**TEST_CHILD_CONF, **(conf or {})})}
     proc = subprocess.run(
         [sys.executable, "-m", "splice.cli", "run", str(pipeline),
          "--warehouse", io.warehouse.root, "--parallel", "1"],

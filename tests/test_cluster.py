@@ -9,6 +9,7 @@ with the local session."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from splice.cluster import Cluster, start_cluster, stop_cluster
+from tests.conftest import CHILD_JAVA_OPTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "cases"
@@ -34,7 +36,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 
 def _run(args: list[str], cluster: Cluster) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SPLICE_SPARK_MASTER": cluster.master, "SPLICE_DRIVER_MEMORY": "1g"}
+    # Spark's defaults, but the first JIT tier in the run's short-lived JVMs
+    # (the driver here, its executor on the worker): tests/conftest.py
+    java = {f"spark.{jvm}.extraJavaOptions": CHILD_JAVA_OPTIONS for jvm in ("driver", "executor")}
+    env = {**os.environ, "SPLICE_SPARK_MASTER": cluster.master, "SPLICE_DRIVER_MEMORY": "1g",
+           "SPLICE_SPARK_CONF": json.dumps(java)}
     env.pop("SPLICE_SPARK_REMOTE", None)
     return subprocess.run([sys.executable, "-m", "splice.cli", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=900)
