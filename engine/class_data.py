@@ -1,6 +1,6 @@
 """The class-data archive a session's driver JVM starts from.
 
-Every JVM a local session starts (each ``splice run``, Dagster run worker,
+Every driver JVM a session starts (each ``splice run``, Dagster run worker,
 crash-test child) loads and verifies the same tens of thousands of classes
 of Spark, Delta and Hadoop before its first job. Java's class-data sharing
 maps them from an archive written by an earlier JVM instead: measured on a
@@ -10,8 +10,8 @@ to its last step 93 against 104 s (2 cores, beside the test suite).
 The archive is written once per checkout (``python -m splice.class_data``,
 which ``scripts/setup.sh`` runs): a JVM started with
 ``-XX:ArchiveClassesAtExit`` runs the demo and writes the classes it loaded
-as it exits. A local session then starts with ``-XX:SharedArchiveFile``
-when the archive is there. The JVM itself checks that an archive fits its
+as it exits. A session's driver then starts with
+``-XX:SharedArchiveFile`` when the archive is there. The JVM itself checks that an archive fits its
 version and classpath and starts without one otherwise, silently
 (``-Xlog:cds=off``): a stale or broken archive costs its gain, never a run.
 

@@ -1,4 +1,4 @@
-"""Writes the class-data archive local sessions start from
+"""Writes the class-data archive sessions' driver JVMs start from
 (engine/class_data.py): ``python -m splice.class_data [--force]``, which
 ``scripts/setup.sh`` runs once per checkout.
 
