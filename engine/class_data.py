@@ -3,9 +3,8 @@
 Every driver JVM a session starts (each ``splice run``, Dagster run worker,
 crash-test child) loads and verifies the same tens of thousands of classes
 of Spark, Delta and Hadoop before its first job. Java's class-data sharing
-maps them from an archive written by an earlier JVM instead: measured on a
-cold ``splice demo``, 53 against 62 s of CPU, and on a crash-test child run
-to its last step 93 against 104 s (2 cores, beside the test suite).
+maps them from an archive written by an earlier JVM instead (measured
+CPU: docs/DECISIONS.md, "Testing").
 
 The archive is written once per checkout (``python -m splice.class_data``,
 which ``scripts/setup.sh`` runs): a JVM started with
