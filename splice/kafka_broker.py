@@ -109,6 +109,29 @@ def running(folder: Path) -> Broker | None:
     return Broker(folder, port, pid)
 
 
+def new_cluster_id() -> str:
+    """16 random bytes in URL-safe base64, what ``StorageTool random-uuid``
+    prints, made here to save a JVM start. One in 64 begins with ``-``."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def format_args(cluster: str, props: Path) -> list[str]:
+    """StorageTool's arguments. The id goes as ``--cluster-id=ID``: given as
+    a separate word, an id that begins with ``-`` reads as an option and the
+    format fails ("expected one argument"), which failed a CI run."""
+    return ["kafka.tools.StorageTool", "format", f"--cluster-id={cluster}",
+            f"--config={props}"]
+
+
+def format_storage(props: Path, cluster: str, libs: Path = LIBS) -> None:
+    """Format a new broker's log dirs for the KRaft cluster ``cluster``."""
+    done = subprocess.run(_java(libs, *format_args(cluster, props)),
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise BrokerError(f"formatting the broker's storage for {props} failed:\n"
+                          f"{done.stdout}{done.stderr}")
+
+
 def start_broker(folder: Path = DEFAULT_FOLDER, port: int | None = None,
                  libs: Path = LIBS) -> Broker:
     """Start a broker keeping its data in ``folder`` (formatted the first
@@ -124,15 +147,7 @@ def start_broker(folder: Path = DEFAULT_FOLDER, port: int | None = None,
     props.write_text(_properties(folder, port, _free_port()))
     log = folder / "broker.log"
     if not (folder / "data" / "meta.properties").exists():
-        # A cluster id is 16 random bytes in URL-safe base64 (what
-        # StorageTool random-uuid prints), made here to save a JVM start.
-        cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        done = subprocess.run(
-            _java(libs, "kafka.tools.StorageTool", "format", "-t", cluster, "-c", str(props)),
-            capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise BrokerError(f"formatting the broker's storage in {folder} failed:\n"
-                              f"{done.stdout}{done.stderr}")
+        format_storage(props, new_cluster_id(), libs)
     with open(log, "ab") as out:
         process = subprocess.Popen(_java(libs, "kafka.Kafka", str(props)), stdout=out,
                                    stderr=subprocess.STDOUT, start_new_session=True)

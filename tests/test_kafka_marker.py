@@ -34,3 +34,16 @@ def test_the_marker_of_a_topic_moves_with_its_records(kafka, monkeypatch) -> Non
     moved = source_marker(warehouse, source)
     assert moved != empty
     assert sum(int(v) for v in json.loads(moved).values()) == 1
+
+
+def test_storage_formats_for_a_cluster_id_that_begins_with_a_dash(tmp_path) -> None:
+    """Kafka's own StorageTool, run as the broker's start runs it, with the
+    kind of id that once failed CI ("argument --cluster-id/-t: expected one
+    argument"): its log dir must come out formatted for that id."""
+    from splice.kafka_broker import _properties, fetch_jars, format_storage
+
+    props = tmp_path / "server.properties"
+    props.write_text(_properties(tmp_path, 9092, 9093))
+    format_storage(props, "-" + "A" * 21, fetch_jars())
+    meta = (tmp_path / "data" / "meta.properties").read_text()
+    assert "cluster.id=-" + "A" * 21 in meta

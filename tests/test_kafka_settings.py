@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.settings import SpliceSettings
 from runtime.compile import compile_text
-from splice.kafka_broker import _properties
+from splice.kafka_broker import _properties, format_args
 
 KAFKA = "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0"
 
@@ -36,3 +36,11 @@ def test_broker_properties_are_a_single_kraft_node_on_loopback(tmp_path) -> None
     assert props["advertised.listeners"] == "PLAINTEXT://127.0.0.1:9092"
     assert props["log.dirs"] == str(tmp_path / "data")
     assert props["offsets.topic.replication.factor"] == "1"
+
+
+def test_a_cluster_id_is_given_as_one_word_whatever_it_begins_with(tmp_path) -> None:
+    """One id in 64 begins with ``-``; as a separate argument StorageTool
+    took it for an option and the broker never started (a CI run failed so)."""
+    args = format_args("-Ab3_x", tmp_path / "server.properties")
+    assert "--cluster-id=-Ab3_x" in args
+    assert "-Ab3_x" not in args
