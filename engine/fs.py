@@ -252,3 +252,21 @@ def make_dirs(spark: Any, path: str) -> None:
         return
     fs, where = resolve(path)
     fs.makedirs(where, exist_ok=True)
+
+
+def read_parquet(spark: Any, paths: list[str], columns: list[str]) -> list[dict[str, Any]]:
+    """The rows of parquet files (``columns`` of them), read here with
+    pyarrow, not by a Spark job: for the few small files a step's own
+    bookkeeping table gains per run (a file source's manifest)."""
+    import pyarrow.parquet as pq
+
+    rows: list[dict[str, Any]] = []
+    for path in paths:
+        local = local_path(path)
+        if local is not None:
+            rows += pq.read_table(local, columns=columns).to_pylist()
+            continue
+        fs, where = resolve(path)
+        with fs.open(where, "rb") as fh:
+            rows += pq.read_table(fh, columns=columns).to_pylist()
+    return rows

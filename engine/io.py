@@ -1,16 +1,18 @@
 """Reading and writing step tables.
 
 Every step's rows are stored as a Delta table: ``_key``, the value columns,
-``ROWTIME``. Appends and merges carry Delta's idempotent-transaction marks
-(an application id unique to the step's checkpoint, and the micro-batch id),
-so a micro-batch replayed after a crash writes nothing twice.
+``ROWTIME``. Appends and merges are marked with the micro-batch that wrote
+them (an application id unique to the step's checkpoint, and the batch id;
+engine/marks.py), and a write whose batch the table holds already is
+skipped, so a micro-batch replayed after a crash writes nothing twice.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +22,7 @@ from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructT
 
 from engine import delta_sql, faults, fs
 from engine.delta_sql import create_if_absent, insert_values, update_set
+from engine.marks import USER_METADATA, batch_note, marked_batch
 from engine.settings import Warehouse
 from sql.columns import KEY as KEY  # re-exported: defined once in sql/columns.py
 from sql.columns import ROWTIME as ROWTIME
@@ -237,8 +240,8 @@ def _nullable(typ: DataType) -> Any:
 
 
 def app_id(spark: SparkSession, checkpoint: str) -> str:
-    """An id unique to one checkpoint: Delta's idempotent writes are keyed by
-    (app id, batch id), and batch ids start again at 0 with a new checkpoint."""
+    """An id unique to one checkpoint: a step's writes are marked with (app
+    id, batch id), and batch ids start again at 0 with a new checkpoint."""
     marker = f"{checkpoint}/splice_app_id"
     if fs.exists(spark, marker):
         value = fs.read_text(spark, marker).strip()
@@ -251,21 +254,24 @@ def app_id(spark: SparkSession, checkpoint: str) -> str:
 
 def committed_batch(spark: SparkSession, path: str, txn_app: str) -> int | None:
     """The last micro-batch id that ``txn_app`` committed to the Delta table
-    at ``path`` (None if it committed none), from the ``txn`` actions of the
-    table's log, newest commit first: the commit a replay would find is
-    one of the last few.
+    at ``path`` (None if it committed none), from the marks of the table's
+    log (engine/marks.py), newest commit first: the commit a replay would
+    find is one of the last few.
 
-    A commit file may be gone after Delta's log clean-up; the table's
-    checkpoint then holds the application's last ``txn`` action."""
+    A commit file may be gone after Delta's log clean-up, which maintenance
+    runs only once every step has committed its last micro-batch (so no
+    replay needs it); a table's checkpoint then still holds the last
+    ``txn`` action of a table written before the marks moved to the
+    commits."""
     log = _log(path)
     names = fs.list_names(spark, log)
     versions = sorted((int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()),
                       reverse=True)
     for version in versions:
         for action in _actions(spark, f"{log}/{version:020d}.json"):
-            txn = action.get("txn")
-            if txn and txn.get("appId") == txn_app:
-                return int(txn["version"])
+            batch = marked_batch(action, txn_app)
+            if batch is not None:
+                return batch
     checkpoints = [n for n in names if n.endswith(".checkpoint.parquet")]
     if not checkpoints:
         return None
@@ -274,49 +280,66 @@ def committed_batch(spark: SparkSession, path: str, txn_app: str) -> int | None:
     return max((int(r[0]) for r in rows), default=None)
 
 
+def is_written(spark: SparkSession, path: str, txn_app: str, batch_id: int) -> bool:
+    """Whether micro-batch ``batch_id`` of ``txn_app`` is in the table
+    already (a replay of a batch written before a crash)."""
+    last = committed_batch(spark, path, txn_app)
+    return last is not None and last >= batch_id
+
+
 def append(df: DataFrame, path: str, txn_app: str, batch_id: int,
-           merge_schema: bool = False) -> None:
-    """Append, marked with (app id, batch id); ``merge_schema`` lets the rows
-    add columns a table written by an older version lacks."""
+           merge_schema: bool = False) -> bool:
+    """Append, marked with (app id, batch id), unless the table holds that
+    batch already; whether it wrote. ``merge_schema`` lets the rows add
+    columns a table written by an older version lacks."""
+    if is_written(df.sparkSession, path, txn_app, batch_id):
+        return False
     writer = (df.write.format("delta").mode("append")
-              .option("txnAppId", txn_app).option("txnVersion", batch_id))
+              .option("userMetadata", batch_note(txn_app, batch_id)))
     if merge_schema:
         writer = writer.option("mergeSchema", "true")
     writer.save(path)
+    return True
 
 
-class IdempotentDml:
-    """Marks the Delta DML (MERGE, DELETE) inside it with (app id, batch id)."""
-
-    def __init__(self, spark: SparkSession, txn_app: str, batch_id: int) -> None:
-        self.conf = spark.conf
-        self.txn_app = txn_app
-        self.batch_id = batch_id
-
-    def __enter__(self) -> None:
-        self.conf.set("spark.databricks.delta.write.txnAppId", self.txn_app)
-        self.conf.set("spark.databricks.delta.write.txnVersion", str(self.batch_id))
-
-    def __exit__(self, *exc: object) -> None:
-        self.conf.unset("spark.databricks.delta.write.txnAppId")
-        self.conf.unset("spark.databricks.delta.write.txnVersion")
+@contextmanager
+def marked_dml(spark: SparkSession, path: str, txn_app: str, batch_id: int) -> Iterator[bool]:
+    """Whether the DML (a MERGE) on the table at ``path`` inside is to run:
+    not when the table holds micro-batch ``batch_id`` of ``txn_app``
+    already. When it runs, its commit carries the batch's mark, beside the
+    note the session holds (``noted`` of a table-table join's plan)."""
+    if is_written(spark, path, txn_app, batch_id):
+        yield False
+        return
+    note = spark.conf.get(USER_METADATA, None)
+    spark.conf.set(USER_METADATA, batch_note(txn_app, batch_id, note))
+    try:
+        yield True
+    finally:
+        if note is None:
+            spark.conf.unset(USER_METADATA)
+        else:
+            spark.conf.set(USER_METADATA, note)
 
 
 def merge_by_key(spark: SparkSession, path: str, rows: DataFrame, delete: str,
                  columns: list[str], txn_app: str, batch_id: int, step_id: str = "") -> None:
     """Upsert ``rows`` into the Delta table at ``path`` by ``_key``; a row for
     which the SQL condition ``delete`` holds deletes its key instead. One
-    MERGE, marked with Delta's idempotent-DML ids, so a replayed micro-batch
-    changes nothing. ``step_id`` names the step for the kill point inside
-    the MERGE (engine/faults.py)."""
-    killer = faults.merge_killer(step_id)
-    if killer is not None:
-        # A run armed to die inside this MERGE: the source as plain rows (a
-        # test's few), so that no cached plan is in it, read again by each
-        # phase of the MERGE (not materialized) through the killing filter.
-        spark.conf.set("spark.databricks.delta.merge.materializeSource", "none")
-        rows = spark.createDataFrame(rows.collect(), rows.schema).where(killer)
-    with IdempotentDml(spark, txn_app, batch_id):
+    MERGE, marked with the micro-batch, so a replayed micro-batch changes
+    nothing. ``step_id`` names the step for the kill point inside the MERGE
+    (engine/faults.py)."""
+    with marked_dml(spark, path, txn_app, batch_id) as fresh:
+        if not fresh:
+            return
+        killer = faults.merge_killer(step_id)
+        if killer is not None:
+            # A run armed to die inside this MERGE: the source as plain rows
+            # (a test's few), so that no cached plan is in it, read again by
+            # each phase of the MERGE (not materialized) through the killing
+            # filter.
+            spark.conf.set("spark.databricks.delta.merge.materializeSource", "none")
+            rows = spark.createDataFrame(rows.collect(), rows.schema).where(killer)
         delta_sql.merge(spark, path, rows, "t._key <=> s._key", [
             f"WHEN MATCHED AND s.{delete} THEN DELETE",
             f"WHEN MATCHED AND NOT s.{delete} THEN UPDATE SET {update_set(columns, 's')}",

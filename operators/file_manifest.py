@@ -101,10 +101,11 @@ def recorded_files(spark: SparkSession, checkpoint: str) -> Recorded:
     new_files = (appended_since(spark, path, seen_version, version)
                  if seen_version is not None and seen_version < version else None)
     if new_files is None:
-        recorded, rows = {}, spark.read.format("delta").option("versionAsOf", version).load(path)
-    else:
-        rows = spark.read.schema(MANIFEST_SCHEMA).parquet(*new_files) if new_files else None
-    for row in rows.collect() if rows is not None else []:
+        recorded = {}
+        rows = spark.read.format("delta").option("versionAsOf", version).load(path).collect()
+    else:  # a few small files: read without a Spark job
+        rows = fs.read_parquet(spark, new_files, MANIFEST_SCHEMA.fieldNames())
+    for row in rows:
         last = recorded.get(row["name"])
         if last is None or row["batch_id"] >= last[2]:
             recorded[row["name"]] = (row["size"], row["modified_ms"], row["batch_id"])

@@ -12,8 +12,8 @@ table's topic is created compacted when Splice creates it.
 
 Delivery is at least once, as Spark's Kafka sink gives it. After the broker
 acknowledged a micro-batch, the sink appends the records it sent to its own
-Delta table with Delta's idempotent marks (txnAppId = the checkpoint's,
-txnVersion = the batch id). A run killed after that append and before the
+Delta table marked with the micro-batch (the checkpoint's app id and the
+batch id, engine/marks.py). A run killed after that append and before the
 checkpoint's commit sends nothing again: the rerun finds the batch in the
 table and skips it. Only a run killed between the broker's
 acknowledgement and that append (``KillPoint.SINK_SENT``) sends the batch

@@ -6,8 +6,8 @@ reads up to the end offsets at its start (``availableNow``); the step's
 checkpoint holds the offsets reached, so the next run goes on from there.
 A partition added between runs is read from its start (Spark's Kafka
 source finds it). A micro-batch's rows and dead letters are written with
-Delta's idempotent marks (txnAppId = the checkpoint's, txnVersion = the
-batch id): a run killed after writing, before its checkpoint commit, reads
+the micro-batch's mark (the checkpoint's app id and the batch id,
+engine/marks.py): a run killed after writing, before its checkpoint commit, reads
 the same offsets again and writes nothing twice.
 
 Each record's value is decoded as one JSON object to the declared columns

@@ -34,7 +34,6 @@ from engine.io import (
     StepIO,
     app_id,
     append,
-    committed_batch,
     delta_version,
     ensure_table,
     merge_by_key,
@@ -254,10 +253,8 @@ def start_stream(step: Step, io: StepIO, query: StepQuery, path: str, progress: 
         elif parts.sink == Sink.APPEND:
             if is_no_data_batch(session, checkpoint, batch_id):
                 _append_any(parts.batch(df), path, txn, batch_id)
-            elif _replayed(session, path, txn, batch_id):
-                _evaluate(parts.batch(df))
-            else:
-                append(parts.batch(df), path, txn, batch_id)
+            elif not append(parts.batch(df), path, txn, batch_id):
+                _evaluate(parts.batch(df))  # written before the crash: not again
         else:
             _merge(session, parts.batch(df), path, parts, txn, batch_id, step.id)
         reached(KillPoint.OUTPUT_COMMITTED, step.id)
@@ -296,19 +293,11 @@ def _append_any(rows: DataFrame, path: str, txn: str, batch_id: int) -> None:
         rows.unpersist()
 
 
-def _replayed(spark: SparkSession, path: str, txn: str, batch_id: int) -> bool:
-    """Whether this micro-batch's rows are in the table already: the run
-    that wrote them died before the checkpoint's commit, and Spark runs the
-    batch again."""
-    last = committed_batch(spark, path, txn)
-    return last is not None and last >= batch_id
-
-
 def _evaluate(rows: DataFrame) -> None:
     """Compute a replayed micro-batch without writing it.
 
-    Delta's idempotent write skips a batch it has seen without computing
-    it; but computing it is what runs a stateful operator (a stream-stream
+    The write skips a batch the table holds without computing it
+    (engine/io.append); but computing it is what runs a stateful operator (a stream-stream
     join) for the batch, and Spark refuses to commit the batch when its
     state stores were not committed (STATE_STORE_COMMIT_VALIDATION_FAILED):
     the join would stall for good. The rows are the ones written before,
@@ -354,7 +343,7 @@ def run_steps(pipeline: Pipeline, io: StepIO,
     (a step of a few rows mostly waits on Spark's scheduling and Delta's log,
     not on the cores); ``parallel=1`` runs them one by one in the pipeline's
     order. Each runs in its own Spark session: they share the
-    SparkContext, but Delta's idempotent-DML marks are session settings, and
+    SparkContext, but a MERGE's batch mark is a session setting, and
     two steps must not see each other's. On a failure no further step starts;
     the ones running finish, and the first failure is raised.
     """

@@ -2,7 +2,7 @@
 long-running streaming query in this one Spark application.
 
 Each step runs the query ``splice run`` runs (the same executor, the same
-foreachBatch writer with Delta's idempotent marks, the same checkpoint),
+foreachBatch writer with the same micro-batch marks, the same checkpoint),
 with a processing-time trigger instead of ``availableNow``. So a user can
 switch between the two modes either way: both continue from the step's
 checkpoint, and nothing is read twice or skipped.

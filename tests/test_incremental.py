@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from engine.io import delta_version
+from engine.io import append as append_batch
+from engine.io import committed_batch, delta_version
 from runtime.runner import run_pipeline
 from tests.pipeline_helpers import LENSES_LEFT, append, forget_last_batch, make_io, output_rows
 
@@ -55,8 +56,8 @@ def test_a_run_before_the_first_record_leaves_every_table_empty(spark, warehouse
 def test_replayed_micro_batch_writes_nothing_twice(spark, warehouse) -> None:
     """Forget that the last micro-batch committed (as a crash between the
     write and the checkpoint commit would): Spark replays it with the same
-    batch id, and Delta's idempotent-write marks keep its rows from being
-    written again: the join step's append and the table step's MERGE."""
+    batch id, and the micro-batch marks (engine/marks.py) keep its rows from
+    being written again: the join step's append and the table step's MERGE."""
     io = make_io(spark, warehouse, LENSES_LEFT)
     append(io, "customers", [{"id": 1, "name": "John"}])
     append(io, "orders", [{"id": 1, "customer_id": 1, "item": "Computer"}])
@@ -87,3 +88,20 @@ def test_an_empty_inputs_marker_does_not_break_the_next_run(spark, warehouse) ->
     assert output_rows(io, "result", "name", "item") == [("John", "Computer"), ("John", "Mouse")]
     with open(marker) as fh:
         assert json.loads(fh.read())["definition"]
+
+
+def test_a_table_marked_by_deltas_own_txn_actions_is_read_too(spark, tmp_path) -> None:
+    """A warehouse written before the marks moved into the commits holds
+    Delta's ``txn`` actions: a replay of its last batch is found there and
+    writes nothing, the next batch is written with the new mark."""
+    path = str(tmp_path / "t")
+    rows = spark.createDataFrame([(1,)], "id INT")
+    (rows.write.format("delta").mode("append")
+     .option("txnAppId", "splice-old").option("txnVersion", 4).save(path))
+    assert committed_batch(spark, path, "splice-old") == 4
+    assert append_batch(rows, path, "splice-old", 4) is False  # the replay
+    assert delta_version(spark, path) == 0
+    assert append_batch(rows, path, "splice-old", 5) is True
+    assert committed_batch(spark, path, "splice-old") == 5
+    assert committed_batch(spark, path, "splice-other") is None
+    assert spark.read.format("delta").load(path).count() == 2

@@ -23,7 +23,7 @@ How it runs, inside the lookup join's own query (one checkpoint):
   retention are dropped: they can no longer match.
 
 The output rows are appended, then the pending table is updated by one
-MERGE; both carry Delta's idempotent-write marks, so a replayed micro-batch
+MERGE; both are marked with the micro-batch (engine/marks.py), so a replayed micro-batch
 writes neither twice, and one that stopped between the two recomputes the
 same late matches from the unchanged pending table.
 """
@@ -40,7 +40,7 @@ from pyspark.sql.types import LongType, StructField, StructType
 
 from engine import delta_sql
 from engine.delta_sql import insert_values
-from engine.io import IdempotentDml, append, ensure_table
+from engine.io import append, ensure_table, marked_dml
 from engine.query import BatchTarget
 from sql.columns import KEY, ROWTIME
 
@@ -153,10 +153,12 @@ class LateMatch:
         source = (kept.withColumn("__delete", F.lit(False))
                   .unionByName(gone.distinct().withColumn("__delete", F.lit(True)),
                                allowMissingColumns=True))
-        with IdempotentDml(target.spark, target.txn_app, target.batch_id):
-            delta_sql.merge(target.spark, self.pending_path, source,
-                            f"p.{BATCH} = n.{BATCH} AND p.{POS} = n.{POS}", [
-                                "WHEN MATCHED AND n.__delete THEN DELETE",
-                                "WHEN NOT MATCHED AND NOT n.__delete THEN INSERT "
-                                + insert_values(pending.columns, "n")],
-                            target="p", alias="n")
+        with marked_dml(target.spark, self.pending_path, target.txn_app,
+                        target.batch_id) as fresh:
+            if fresh:
+                delta_sql.merge(target.spark, self.pending_path, source,
+                                f"p.{BATCH} = n.{BATCH} AND p.{POS} = n.{POS}", [
+                                    "WHEN MATCHED AND n.__delete THEN DELETE",
+                                    "WHEN NOT MATCHED AND NOT n.__delete THEN INSERT "
+                                    + insert_values(pending.columns, "n")],
+                                target="p", alias="n")

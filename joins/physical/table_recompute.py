@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from engine.io import KEY, merge_by_key
+from engine.io import KEY, is_written, merge_by_key
+from engine.marks import batch_note
 from engine.query import BatchTarget
 from joins.physical.table_plan import PlanChoice, Write
 
@@ -18,13 +19,15 @@ def write_recomputed(result: DataFrame, choice: PlanChoice, target: BatchTarget,
     """Store ``result``, the join's whole result, in the table at
     ``target.path`` as ``choice`` says: overwritten, or (``Write.MERGE_DIFFERING``) by one MERGE
     of the rows that differ from those stored, so that the table's change
-    feed holds only real changes. Either write is marked with Delta's
-    idempotent ids: a replayed micro-batch writes nothing twice; and with
+    feed holds only real changes. Either write is marked with the
+    micro-batch (engine/marks.py): a replayed one writes nothing twice; and with
     the choice, as its note (a MERGE takes it from the session's setting)."""
     if choice.write == Write.OVERWRITE:
-        (result.write.format("delta").mode("overwrite")
-         .option("txnAppId", target.txn_app).option("txnVersion", target.batch_id)
-         .option("userMetadata", choice.to_json()).save(target.path))
+        if not is_written(target.spark, target.path, target.txn_app, target.batch_id):
+            (result.write.format("delta").mode("overwrite")
+             .option("userMetadata", batch_note(target.txn_app, target.batch_id,
+                                                choice.to_json()))
+             .save(target.path))
         return
     stored = target.spark.read.format("delta").load(target.path).select(result.columns)
     result = keep(result)
