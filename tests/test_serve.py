@@ -39,6 +39,18 @@ def _add(io, n: int) -> None:
     append(io, "orders", orders)
 
 
+def _add_while_serving(io, n: int) -> None:
+    """Round ``n``, its customers in the table before its orders are written.
+    A stream-table join reads the table as it is when an order comes, and
+    serve runs the queries side by side: appending both at once would race
+    the customers' MERGE against the orders' path."""
+    customers, orders = ROUNDS[n]
+    append(io, "customers", customers)
+    keys = {c["id"] for c in customers}
+    _until(lambda: keys <= {r["_key"] for r in io.read_table("customersTable").collect()})
+    append(io, "orders", orders)
+
+
 def _until(predicate, seconds: float = 180.0, seen=lambda: "") -> None:
     deadline = time.monotonic() + seconds
     while not predicate():
@@ -65,7 +77,7 @@ def test_serve_and_run_give_the_same_rows_switching_either_way(spark, tmp_path) 
     worker.start()
     try:
         assert started.wait(300), "serve did not start"
-        _add(both, 1)
+        _add_while_serving(both, 1)
         _until(lambda: len(output_rows(both, "result", "name", "item")) == 4)
         # a report after the rows arrived: the two new orders, caught up
         _until(lambda: any("result: 2 rows in 1 micro-batches, caught up" in line
@@ -105,7 +117,7 @@ def test_splice_serve_stops_cleanly_on_sigterm(spark, tmp_path) -> None:
     try:
         _until(lambda: any(line.startswith("serving 'pipeline'") for line in lines), 300,
                seen=lambda: "".join(lines[-20:]))
-        _add(io, 1)
+        _add_while_serving(io, 1)
         _until(lambda: len(output_rows(io, "result", "name", "item")) == 4,
                seen=lambda: "".join(lines[-20:]))
     finally:
