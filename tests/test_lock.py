@@ -47,8 +47,10 @@ def _busy(warehouse: WarehouseResource, wait: float = 0) -> LockBusy:
 @pytest.mark.parametrize("scheme", ["", "file://"])
 def test_a_second_holder_is_refused_with_the_holder_named(tmp_path: Path, scheme: str) -> None:
     warehouse = WarehouseResource(root=f"{scheme}{tmp_path}")
-    with pipeline_lock(warehouse, "p", owner="dagster run 1234", lease_seconds=1.0) as me:
-        time.sleep(1.5 if scheme else 0)  # past the lease's first expiry: it was renewed
+    # A 3 s lease renewed every second: a 1 s lease expired once when the
+    # fast subset's other worker held both cores (a renewal came too late).
+    with pipeline_lock(warehouse, "p", owner="dagster run 1234", lease_seconds=3.0) as me:
+        time.sleep(4.0 if scheme else 0)  # past the lease's first expiry: it was renewed
         err = _busy(warehouse)
         assert err.holder == me
         lock = "run.lease" if scheme else "run.lock"
