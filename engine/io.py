@@ -292,13 +292,24 @@ def append(df: DataFrame, path: str, txn_app: str, batch_id: int,
     """Append, marked with (app id, batch id), unless the table holds that
     batch already; whether it wrote. ``merge_schema`` lets the rows add
     columns a table written by an older version lacks."""
+    return _write_marked(df, path, txn_app, batch_id, "append",
+                         {"mergeSchema": "true"} if merge_schema else {})
+
+
+def overwrite(df: DataFrame, path: str, txn_app: str, batch_id: int,
+              note: str | None = None) -> bool:
+    """Replace the table's rows with ``df``, marked with (app id, batch id)
+    and ``note`` (a JSON object), unless the table holds that batch already;
+    whether it wrote."""
+    return _write_marked(df, path, txn_app, batch_id, "overwrite", {}, note)
+
+
+def _write_marked(df: DataFrame, path: str, txn_app: str, batch_id: int, mode: str,
+                  options: dict[str, str], note: str | None = None) -> bool:
     if is_written(df.sparkSession, path, txn_app, batch_id):
         return False
-    writer = (df.write.format("delta").mode("append")
-              .option("userMetadata", batch_note(txn_app, batch_id)))
-    if merge_schema:
-        writer = writer.option("mergeSchema", "true")
-    writer.save(path)
+    (df.write.format("delta").mode(mode).options(**options)
+     .option("userMetadata", batch_note(txn_app, batch_id, note)).save(path))
     return True
 
 

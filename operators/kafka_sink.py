@@ -32,9 +32,9 @@ from engine.io import (
     ROWTIME,
     StepIO,
     append,
-    committed_batch,
     delta_version,
     ensure_table,
+    is_written,
     rows_written_since,
 )
 from engine.kafka_topics import create_topic, topic_exists
@@ -97,8 +97,7 @@ class KafkaSinkExecutor(Executor[KafkaSink]):
                  if k.startswith("kafka.")}
 
         def send(batch: DataFrame, target: BatchTarget) -> None:
-            last = committed_batch(target.spark, path, target.txn_app)
-            if last is not None and last >= target.batch_id:
+            if is_written(target.spark, path, target.txn_app, target.batch_id):
                 return  # sent and recorded before the checkpoint's commit: not again
             rows = batch.repartition(1)
             if order:

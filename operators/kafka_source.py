@@ -7,8 +7,8 @@ checkpoint holds the offsets reached, so the next run goes on from there.
 A partition added between runs is read from its start (Spark's Kafka
 source finds it). A micro-batch's rows and dead letters are written with
 the micro-batch's mark (the checkpoint's app id and the batch id,
-engine/marks.py): a run killed after writing, before its checkpoint commit, reads
-the same offsets again and writes nothing twice.
+engine/marks.py): a run killed after writing, before its checkpoint
+commit, reads the same offsets again and writes nothing twice.
 
 Each record's value is decoded as one JSON object to the declared columns
 (the JSON-lines source's rules: ``operators.json_source``); ``_key`` is the

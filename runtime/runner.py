@@ -297,8 +297,8 @@ def _evaluate(rows: DataFrame) -> None:
     """Compute a replayed micro-batch without writing it.
 
     The write skips a batch the table holds without computing it
-    (engine/io.append); but computing it is what runs a stateful operator (a stream-stream
-    join) for the batch, and Spark refuses to commit the batch when its
+    (engine/io.append); but computing it is what runs a stateful operator
+    (a stream-stream join) for the batch, and Spark refuses to commit the batch when its
     state stores were not committed (STATE_STORE_COMMIT_VALIDATION_FAILED):
     the join would stall for good. The rows are the ones written before,
     since the batch reads the same offsets, so they are thrown away."""

@@ -23,8 +23,8 @@ How it runs, inside the lookup join's own query (one checkpoint):
   retention are dropped: they can no longer match.
 
 The output rows are appended, then the pending table is updated by one
-MERGE; both are marked with the micro-batch (engine/marks.py), so a replayed micro-batch
-writes neither twice, and one that stopped between the two recomputes the
+MERGE; both are marked with the micro-batch (engine/marks.py), so a
+replayed micro-batch writes neither twice, and one that stopped between the two recomputes the
 same late matches from the unchanged pending table.
 """
 

@@ -8,8 +8,7 @@ from collections.abc import Callable
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from engine.io import KEY, is_written, merge_by_key
-from engine.marks import batch_note
+from engine.io import KEY, merge_by_key, overwrite
 from engine.query import BatchTarget
 from joins.physical.table_plan import PlanChoice, Write
 
@@ -20,14 +19,11 @@ def write_recomputed(result: DataFrame, choice: PlanChoice, target: BatchTarget,
     ``target.path`` as ``choice`` says: overwritten, or (``Write.MERGE_DIFFERING``) by one MERGE
     of the rows that differ from those stored, so that the table's change
     feed holds only real changes. Either write is marked with the
-    micro-batch (engine/marks.py): a replayed one writes nothing twice; and with
-    the choice, as its note (a MERGE takes it from the session's setting)."""
+    micro-batch (engine/marks.py): a replayed one writes nothing twice; and
+    with the choice, as its note (a MERGE takes it from the session's
+    setting)."""
     if choice.write == Write.OVERWRITE:
-        if not is_written(target.spark, target.path, target.txn_app, target.batch_id):
-            (result.write.format("delta").mode("overwrite")
-             .option("userMetadata", batch_note(target.txn_app, target.batch_id,
-                                                choice.to_json()))
-             .save(target.path))
+        overwrite(result, target.path, target.txn_app, target.batch_id, choice.to_json())
         return
     stored = target.spark.read.format("delta").load(target.path).select(result.columns)
     result = keep(result)
