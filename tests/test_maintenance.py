@@ -20,7 +20,11 @@ CREATE STREAM events (id INT, v STRING) WITH (location='events', format='json', 
 INSERT INTO out SELECT STREAM events.id, events.v FROM events;
 """
 
-RUNS = 100
+# Three maintenance cycles: after the second a table holds what it holds
+# after any later one, so more runs add minutes, not evidence. Without
+# compaction, vacuum and log clean-up the bounds below fail (30 data files,
+# over 30 commits).
+RUNS = 30
 TWO_DAYS = 2 * 24 * 3600
 
 
@@ -48,7 +52,7 @@ def _age_logs(table: str, seconds: int) -> None:
         os.utime(path, (stat.st_atime - seconds, stat.st_mtime - seconds))
 
 
-def test_a_hundred_runs_leave_few_files_and_every_row_once(spark, warehouse) -> None:
+def test_thirty_runs_leave_few_files_and_every_row_once(spark, warehouse) -> None:
     io = make_io(spark, warehouse, SQL, name="m")
     policy = MaintenancePolicy(every_runs=10, retain_hours=0, log_retain_hours=0)
     expected: list[tuple] = []
@@ -77,10 +81,13 @@ def test_a_hundred_runs_leave_few_files_and_every_row_once(spark, warehouse) -> 
         # the next VACUUM removes.
         data = _data_files(table)
         assert len(data) <= 2, (table, data)
-        # Ten runs' commits, maintenance's five, a checkpoint or two: Delta's
-        # clean-up removed the other 90 runs' worth.
+        # Since the last maintenance's checkpoint: its own commits and the
+        # runs' after it, each with its checksum file, and a checkpoint or
+        # two. Delta's clean-up removed the other runs' commits (30 of them,
+        # and maintenance's, without it).
         log = _log_files(table)
-        assert len(log) <= 30, (table, sorted(log))
+        commits = [n for n in log if n.endswith(".json")]
+        assert len(commits) <= 12 and len(log) <= 30, (table, sorted(log))
     count = spark.read.format("delta").load(warehouse.output_path("out")).count()
     assert count == RUNS
 
