@@ -131,27 +131,6 @@ def _actions(spark: SparkSession, log_file: str) -> list[dict]:
             if line.strip()]
 
 
-def unreadable_commit(spark: SparkSession, path: str) -> tuple[str, str] | None:
-    """The first commit file after the table's newest checkpoint that is
-    not JSON lines, and why (None when every one reads). A snapshot takes
-    its protocol and schema from the newest checksum file when there is
-    one, without reading a commit: a source's own step reads them, so that
-    a corrupted commit is named there, not by the first stream that reads
-    the source's changes."""
-    log = _log(path)
-    names = fs.list_names(spark, log)
-    checkpoints = [int(n.split(".")[0]) for n in names
-                   if ".checkpoint." in n and n.split(".")[0].isdigit()]
-    since = max(checkpoints, default=-1)
-    for name in names:
-        if name.endswith(".json") and name[:-5].isdigit() and int(name[:-5]) > since:
-            try:
-                _actions(spark, f"{log}/{name}")
-            except (ValueError, UnicodeDecodeError) as err:
-                return f"{log}/{name}", str(err)
-    return None
-
-
 def commits_since(spark: SparkSession, path: str, version: int | None) -> list[dict]:
     """The commitInfo of every commit after ``version``."""
     infos = []

@@ -61,11 +61,12 @@ def base_conf(settings: SpliceSettings) -> dict[str, str]:
         # one VACUUM of a tiny table took 41-56 s here against 2.5-4 s with
         # 2, and maintenance vacuums every table a pipeline owns.
         "spark.sql.sources.parallelPartitionDiscovery.parallelism": partitions,
-        # Delta's checksum file stays on (Delta's default): a snapshot takes
-        # its protocol and schema from it, without a Spark job (a table-table
-        # step's run ~20% faster here). A Delta source's own step reads its
-        # commit files itself, so a corrupted one is still named there
-        # (engine/io.unreadable_commit; docs/DECISIONS.md, "The micro-batch marks").
+        # No checksum file. With one, Delta computes it from the last one
+        # without a job and a snapshot takes its protocol and metadata from
+        # it (a projection's micro-batch: 1 job instead of 2, measured); but
+        # a corrupted commit file is then found by the next step's stream,
+        # not the source step (docs/DECISIONS.md, "The micro-batch marks").
+        "spark.databricks.delta.writeChecksumFile.enabled": "false",
         "spark.sql.streaming.multipleWatermarkPolicy": "max",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",

@@ -26,7 +26,6 @@ from engine.io import (
     delta_version,
     ensure_table,
     rows_written_since,
-    unreadable_commit,
 )
 from engine.query import BatchTarget, Executor, Outcome, Sink, StepQuery
 from operators.dead_letters import DEAD_LETTER_SCHEMA, append_dead_letters, dead_letters
@@ -106,12 +105,6 @@ def ensure_source(spark: SparkSession, io: StepIO, step: SourceStep) -> str:
             f"table at {path}: {cause.summary.rstrip('.')}; check the table, or the source's "
             "location",
             cause.detail) from None
-    broken = unreadable_commit(spark, path)
-    if broken is not None:
-        raise SourceError(
-            f"source '{step.name}' (declared at {step.where}) cannot be read from the Delta "
-            f"table at {path}: its commit file {broken[0]} is not a Delta commit (not JSON "
-            f"lines: {broken[1]}); check the table, or the source's location")
     check_declared_types(spark, step, path, fields)
     return path
 
