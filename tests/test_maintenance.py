@@ -82,9 +82,9 @@ def test_thirty_runs_leave_few_files_and_every_row_once(spark, warehouse) -> Non
         data = _data_files(table)
         assert len(data) <= 2, (table, data)
         # Since the last maintenance's checkpoint: its own commits and the
-        # runs' after it, each with its checksum file, and a checkpoint or
-        # two. Delta's clean-up removed the other runs' commits (30 of them,
-        # and maintenance's, without it).
+        # runs' after it, a checkpoint or two, and a checksum file per commit
+        # if Delta writes them. Delta's clean-up removed the other runs'
+        # commits (30 of them, and maintenance's, without it).
         log = _log_files(table)
         commits = [n for n in log if n.endswith(".json")]
         assert len(commits) <= 12 and len(log) <= 30, (table, sorted(log))
