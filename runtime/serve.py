@@ -104,7 +104,12 @@ class ServeOptions:
     back-off after a failure (doubling from ``backoff_s`` up to
     ``max_backoff_s``)."""
 
-    interval_s: float = 1.0
+    # Each of a pipeline's hops waits up to one interval before its
+    # micro-batch, so the interval adds up along a chain; an idle trigger
+    # costs a look at the input's log. 0.25 s: the demo's p50 2.49 s at 0.12
+    # CPU seconds a second idle, against 2.92 s (0.09) at 0.5 s and 2.41 s
+    # (0.19) at 0.1 s (bench/serve_latency_bench.py, docs/DECISIONS.md).
+    interval_s: float = 0.25
     report_every_s: float = 10.0
     backoff_s: float = 2.0
     max_backoff_s: float = 60.0
