@@ -10,7 +10,9 @@ step of each, in an order that rotates from round to round. The patterns:
 
 - ``random``: 10,000 changed keys spread at random over the key space;
 - ``range``: 1% of the keys, one contiguous range of them (as when the
-  recent rows change).
+  recent rows change);
+- ``few``: 100 changed keys at random (not run by default: where the
+  incremental plan is the cheaper one).
 
 A tenth of the changed keys are deleted (tombstones). All three results are
 compared row for row after the last round. Printed per size and pattern:
@@ -43,6 +45,7 @@ from runtime.runner import run_step
 PLANS = ("auto", "incremental", "recompute")
 INPUTS = ("lefts", "rights", "lefts_table", "rights_table")
 RANDOM_KEYS = 10_000
+FEW_KEYS = 100
 
 
 def load(spark: SparkSession, warehouse: WarehouseResource, keys: int) -> None:
@@ -56,8 +59,8 @@ def load(spark: SparkSession, warehouse: WarehouseResource, keys: int) -> None:
 def changed_keys(pattern: str, keys: int, round_no: int) -> list[int]:
     """The keys a round changes: the same for every warehouse."""
     rng = random.Random(round_no)
-    if pattern == "random":
-        return rng.sample(range(keys), RANDOM_KEYS)
+    if pattern in ("random", "few"):
+        return rng.sample(range(keys), RANDOM_KEYS if pattern == "random" else FEW_KEYS)
     width = keys // 100
     start = rng.randrange(0, keys - width)
     return list(range(start, start + width))
@@ -84,10 +87,13 @@ def run_join(io: StepIO, plan: str) -> tuple[float, str]:
     return seconds, (report.plan or {}).get("name", "?")
 
 
-def bare_merge(spark: SparkSession, result: str, work: Path, changed: list[int]) -> float:
+def bare_merge(spark: SparkSession, result: str, work: Path, changed: list[int],
+               name: str) -> float:
     """One MERGE of the changed keys' rows into a copy of ``result`` (Change
-    Data Feed on, as Splice's tables), and nothing else."""
-    copy = str(work / f"floor{len(changed)}")
+    Data Feed on, as Splice's tables), and nothing else. ``name``: the
+    copy's own (a copy reused by another size or pattern would hold the
+    first one's mark, and its MERGE would be skipped as a replay)."""
+    copy = str(work / f"floor-{name}")
     (spark.read.format("delta").load(result).write.format("delta")
      .option("delta.enableChangeDataFeed", "true").mode("overwrite").save(copy))
     keys = spark.createDataFrame([(k,) for k in changed], "id BIGINT")
@@ -141,7 +147,8 @@ def measure(spark: SparkSession, work: Path, keys: int, pattern: str, rounds: in
     median = {p: statistics.median(times[p]) for p in PLANS}
     better = min(best["incremental"], best["recompute"])
     floor = bare_merge(spark, ios["incremental"].table_path(
-        ios["incremental"].pipeline.outputs["joined"]), work, changed_keys(pattern, keys, 1))
+        ios["incremental"].pipeline.outputs["joined"]), work, changed_keys(pattern, keys, 1),
+        f"{keys}-{pattern}")
     print(f"{keys:,} keys a side, {pattern}: best auto {best['auto']:.1f} s "
           f"(ran {', '.join(chosen)}), incremental {best['incremental']:.1f} s, recompute "
           f"{best['recompute']:.1f} s; medians {median['auto']:.1f} / "
@@ -154,7 +161,7 @@ def measure(spark: SparkSession, work: Path, keys: int, pattern: str, rounds: in
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keys", default="1000000,4000000", help="rows per table, a list")
-    parser.add_argument("--patterns", default="random,range")
+    parser.add_argument("--patterns", default="random,range", help="random, range, few")
     parser.add_argument("--rounds", type=int, default=3, help="timed runs of each plan")
     args = parser.parse_args()
     spark = session()

@@ -7,7 +7,11 @@ from __future__ import annotations
 from typing import ClassVar
 
 from engine.nodes import ExplainNode, PhysicalNode, Reads, duration
-from joins.physical.table_plan import RECOMPUTE_FRACTION, RECOMPUTE_FRACTION_WHEN_READ
+from joins.physical.table_plan import (
+    RECOMPUTE_FRACTION,
+    RECOMPUTE_FRACTION_WHEN_READ,
+    REWRITE_SHARE,
+)
 from joins.strategy import Strategy, choose_strategy
 from sql.plan import AsofInequality, JoinStep, JoinType, Kind, Window
 
@@ -192,7 +196,8 @@ class IncrementalTableJoin(JoinNode):
             plan = ("chosen per run (joins/physical/table_plan.py): incremental, unless the "
                     f"changed join values reach {RECOMPUTE_FRACTION:.1%} of the input rows "
                     f"({RECOMPUTE_FRACTION_WHEN_READ:.0%} when a step reads the result's "
-                    "changes; then a recompute)")
+                    "changes), or, when none does, its MERGE would rewrite "
+                    f"{REWRITE_SHARE:.0%} of the result's files; then a recompute)")
         else:
             plan = "recompute on every change (no equality: a change touches every row)"
         return ExplainNode(

@@ -14,10 +14,12 @@ from joins.physical.table_plan import (
     READ_FRACTION_SETTING,
     RECOMPUTE_FRACTION,
     RECOMPUTE_FRACTION_WHEN_READ,
+    REWRITE_SHARE,
     Plan,
     PlanSettings,
     Write,
     choose,
+    rewritten_share,
 )
 
 TWO_PERCENT = PlanSettings.parse(None, "0.02", "0.02")
@@ -62,6 +64,35 @@ def test_the_settings_force_a_plan_or_move_the_fraction() -> None:
         choose(7, None, False)
     assert PlanSettings.parse(None, None) == PlanSettings(
         "auto", RECOMPUTE_FRACTION, RECOMPUTE_FRACTION_WHEN_READ)
+
+
+def test_a_small_change_that_would_rewrite_most_files_recomputes_when_nobody_reads() -> None:
+    # 100 changed keys of 1M (0.01%, under the 0.1% fraction): into a result
+    # of 2 files the MERGE rewrites both (bench/table_plan_bench.py --patterns
+    # few: incremental 3.3 s, recompute 2.6 s); into 1,000 files, a tenth.
+    two = choose(100, 10**6, False, result_files=2)
+    assert (two.plan, two.write) == (Plan.RECOMPUTE, Write.OVERWRITE)
+    assert two.reason.endswith("its MERGE would rewrite about 100% of the result's 2 files "
+                               f"(a recompute from {REWRITE_SHARE:.0%})")
+    many = choose(100, 10**6, False, result_files=1000)
+    assert many.plan == Plan.INCREMENTAL
+    assert "about 10% of the result's 1,000 files" in many.reason
+    # One key into two files touches one of them: incremental; an empty
+    # result has nothing to rewrite.
+    assert choose(1, 10**6, False, result_files=2).plan == Plan.INCREMENTAL
+    assert choose(1, 10**6, False, result_files=0).plan == Plan.INCREMENTAL
+    # A step reads the result: a recompute would MERGE too, so the files do
+    # not decide, nor when the files were not counted.
+    assert choose(100, 10**6, True, result_files=2).plan == Plan.INCREMENTAL
+    assert choose(100, 10**6, False).plan == Plan.INCREMENTAL
+
+
+def test_the_rewritten_share_grows_with_the_keys_per_file() -> None:
+    assert rewritten_share(0, 10) == 0.0
+    assert rewritten_share(10, 0) == 0.0
+    assert 0.39 < rewritten_share(1, 2) < 0.40   # 1 - e^-0.5
+    assert rewritten_share(10**4, 2) == pytest.approx(1.0)
+    assert rewritten_share(5, 10) < rewritten_share(10, 10) < rewritten_share(10, 5)
 
 
 @pytest.mark.parametrize(("read_downstream", "default"), [

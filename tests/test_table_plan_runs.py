@@ -6,6 +6,8 @@ report and the result's commits say which plan ran and why."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from joins.physical.table_plan import Write
@@ -72,6 +74,12 @@ def test_each_run_takes_the_cheaper_plan_and_writes_the_join(spark, warehouse) -
     second = run({0: 1000}, {})
     assert _plans(io, second) == {"joined": ("incremental", Write.MERGE_CHANGED.value),
                                   "padded": ("incremental", Write.MERGE_CHANGED.value)}
+    # padded, which no step reads, weighed the files its MERGE would rewrite
+    # (one key: one file of the result's few); joined, which big reads, not.
+    reasons = {r.step_id: r.plan["reason"] for r in second if r.plan}
+    assert re.search(r"its MERGE would rewrite about \d+% of the result's [12] files",
+                     reasons[io.pipeline.outputs["padded"].id])
+    assert "files" not in reasons[io.pipeline.outputs["joined"].id]
 
     # 20 updates and a deletion (21 of 1,999 rows, 1.05%): a recompute,
     # which MERGEs only those 21 rows into the result the next step reads.

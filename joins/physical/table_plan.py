@@ -12,6 +12,17 @@ recomputes once the changed join values reach a fraction of the input rows
 (``RECOMPUTE_FRACTION``, from ``bench/table_plan_bench.py``; README,
 "Benchmarks").
 
+A change below that fraction can still touch most of the result: the
+incremental plan's MERGE rewrites every file holding a touched result row,
+and a hash-partitioned result spreads any set of keys over its files like
+a random one, so ``k`` changed join values leave a file of ``F`` untouched
+with probability about ``exp(-k/F)``. When no step reads the result, a run
+whose MERGE would rewrite half the result's files or more recomputes (its
+overwrite writes the whole result once, without the incremental plan's
+scans and its MERGE's search for the touched files): 100 changed keys of 1M
+touched both files of the benchmark's result, and the incremental run took
+3.3 s against the recompute's 2.6 s (README, "Benchmarks").
+
 How a recompute writes depends on who reads the step's change feed. When a
 step of the pipeline does, it writes only the rows that differ from the
 stored result (one MERGE of those), so the step downstream stays
@@ -27,6 +38,7 @@ default; ``incremental``; ``recompute``) and
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -51,6 +63,9 @@ RECOMPUTE_FRACTION = 0.001
 # comparison with the stored result, which pays only when the change is
 # about the whole input (a first run's share is 50% for a key join).
 RECOMPUTE_FRACTION_WHEN_READ = 0.25
+# ... and, when no step reads the result, from this expected share of the
+# result's files rewritten by the incremental plan's MERGE.
+REWRITE_SHARE = 0.5
 
 
 class Plan(StrEnum):
@@ -122,8 +137,20 @@ def _share(name: str, value: str | None, default: float) -> float:
     return share
 
 
+def rewritten_share(changed_values: int, result_files: int) -> float:
+    """The expected share of the result's ``result_files`` files that a
+    MERGE of the result rows of ``changed_values`` join values rewrites, the
+    rows spread over the files as a hash-partitioned write spreads them
+    (each value's rows in one file, any file alike). A value with several
+    result rows (a many-to-many join) touches more: this is a lower bound."""
+    if result_files <= 0:
+        return 0.0
+    return 1.0 - math.exp(-changed_values / result_files)
+
+
 def choose(changed_rows: int, input_rows: int | None, read_downstream: bool,
-           settings: PlanSettings = PlanSettings(), one_value: bool = False) -> PlanChoice:
+           settings: PlanSettings = PlanSettings(), one_value: bool = False,
+           result_files: int | None = None) -> PlanChoice:
     """The plan for a micro-batch of ``changed_rows`` changes (distinct
     changed join values) over inputs holding ``input_rows`` rows (None:
     not counted, which only a plan set by the settings allows);
@@ -131,7 +158,9 @@ def choose(changed_rows: int, input_rows: int | None, read_downstream: bool,
     feed (a recompute then MERGEs the rows that differ, and is chosen from
     ``fraction_when_read``); ``one_value``: the join has no equality
     (CROSS), so any change touches every result row and ``auto``
-    recomputes."""
+    recomputes; ``result_files``: the files of the stored result (None: not
+    counted), from which, when no step reads the result, a change whose
+    MERGE would rewrite ``REWRITE_SHARE`` of them or more recomputes."""
     threshold = settings.fraction_when_read if read_downstream else settings.fraction
     if input_rows is None:
         if settings.wanted == "auto":
@@ -149,6 +178,11 @@ def choose(changed_rows: int, input_rows: int | None, read_downstream: bool,
         plan, reason = Plan(settings.wanted), f"{PLAN_SETTING}={settings.wanted}; {figures}"
     else:
         cheaper = one_value or share >= threshold
+        if not (cheaper or read_downstream or result_files is None):
+            rewrite = rewritten_share(changed_rows, result_files)
+            cheaper = rewrite >= REWRITE_SHARE
+            figures += (f"; its MERGE would rewrite about {rewrite:.0%} of the result's "
+                        f"{result_files:,} files (a recompute from {REWRITE_SHARE:.0%})")
         plan, reason = (Plan.RECOMPUTE if cheaper else Plan.INCREMENTAL), figures
     if plan == Plan.INCREMENTAL:
         write = Write.MERGE_CHANGED
@@ -157,10 +191,18 @@ def choose(changed_rows: int, input_rows: int | None, read_downstream: bool,
     return PlanChoice(plan, write, reason, changed_rows, input_rows)
 
 
-def input_rows(spark: SparkSession, paths: list[str]) -> int:
-    """Rows of the Delta tables at ``paths``: Delta answers a bare count from
+def result_files(spark: SparkSession, path: str) -> int:
+    """The data files of the Delta table at ``path`` (``DESCRIBE DETAIL``,
+    from its log; the snapshot it reads is the one the write then uses)."""
+    from engine.delta_sql import table_ref  # Spark at call time only
+
+    return int(spark.sql(f"DESCRIBE DETAIL {table_ref(path)}").first()["numFiles"] or 0)
+
+
+def table_rows(spark: SparkSession, path: str) -> int:
+    """Rows of the Delta table at ``path``: Delta answers a bare count from
     its log's file statistics, without reading the data."""
-    return sum(spark.read.format("delta").load(p).count() for p in paths)
+    return spark.read.format("delta").load(path).count()
 
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
