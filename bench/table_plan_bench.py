@@ -78,13 +78,14 @@ def change(spark: SparkSession, warehouse: WarehouseResource, ids: DataFrame,
         rows.write.format("delta").mode("append").save(warehouse.source_path(name))
 
 
-def run_join(io: StepIO, plan: str) -> tuple[float, str]:
-    """Seconds of the join step's run under ``plan``, and the plan it ran."""
+def run_join(io: StepIO, plan: str) -> tuple[float, str, str]:
+    """Seconds of the join step's run under ``plan``, the plan it ran and
+    why."""
     io.spark.conf.set(PLAN_SETTING, plan)
     began = time.monotonic()
     report = run_step(io.pipeline.outputs["joined"], io)
     seconds = time.monotonic() - began
-    return seconds, (report.plan or {}).get("name", "?")
+    return seconds, (report.plan or {}).get("name", "?"), (report.plan or {}).get("reason", "")
 
 
 def bare_merge(spark: SparkSession, result: str, work: Path, changed: list[int],
@@ -119,6 +120,7 @@ def measure(spark: SparkSession, work: Path, keys: int, pattern: str, rounds: in
         run_join(io, plan)
     times: dict[str, list[float]] = {p: [] for p in PLANS}
     chosen: list[str] = []
+    reason = ""
     for n in range(1, rounds + 1):
         changed = changed_keys(pattern, keys, n)
         ids = spark.createDataFrame([(k,) for k in changed], "id BIGINT").persist()
@@ -130,10 +132,11 @@ def measure(spark: SparkSession, work: Path, keys: int, pattern: str, rounds: in
         order = PLANS[n % 3:] + PLANS[:n % 3]
         line = []
         for plan in order:
-            seconds, ran = run_join(ios[plan], plan)
+            seconds, ran, why = run_join(ios[plan], plan)
             times[plan].append(seconds)
             if plan == "auto":
                 chosen.append(ran)
+                reason = why
             line.append(f"{plan} {seconds:5.1f} s" + (f" ({ran})" if plan == "auto" else ""))
         print(f"  round {n}: {len(changed):,} changed keys: " + ", ".join(line), flush=True)
     columns = ["_key", "id", "lv", "rv", "ROWTIME"]
@@ -155,7 +158,8 @@ def measure(spark: SparkSession, work: Path, keys: int, pattern: str, rounds: in
           f"{median['incremental']:.1f} / {median['recompute']:.1f} s; "
           f"auto / the better plan: {best['auto'] / better:.3f} (goal at most 1.10); "
           f"one bare MERGE {floor:.1f} s, the incremental plan beyond it "
-          f"{best['incremental'] - floor:.1f} s; results equal", flush=True)
+          f"{best['incremental'] - floor:.1f} s; results equal; auto's last reason: "
+          f"{reason}", flush=True)
 
 
 def main() -> None:
