@@ -1,4 +1,4 @@
-"""Delta's table creation and MERGE through Spark SQL.
+"""Delta's table creation, MERGE and table details through Spark SQL.
 
 Delta's Python builders (``DeltaTable.createIfNotExists``, ``.merge``) send
 Delta's own plan messages under Spark Connect, which only a server with
@@ -14,7 +14,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql.types import ArrayType, DataType, MapType, StructType
 
 
@@ -39,6 +39,12 @@ def type_ddl(typ: DataType) -> str:
     if isinstance(typ, MapType):
         return f"map<{type_ddl(typ.keyType)},{type_ddl(typ.valueType)}>"
     return typ.simpleString()
+
+
+def detail(spark: SparkSession, path: str) -> Row:
+    """``DESCRIBE DETAIL`` of the table at ``path`` (its files, size and
+    properties, from its log)."""
+    return spark.sql(f"DESCRIBE DETAIL {table_ref(path)}").first()
 
 
 def create_if_absent(spark: SparkSession, path: str, schema: StructType,

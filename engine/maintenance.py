@@ -45,7 +45,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from engine import fs
-from engine.delta_sql import table_ref
+from engine.delta_sql import detail, table_ref
 from engine.io import StepIO, delta_exists
 from engine.session import own_session
 from sql.plan import SourceStep
@@ -162,8 +162,7 @@ def _wanted(policy: MaintenancePolicy) -> dict[str, str]:
 def _set_properties(session: SparkSession, path: str, wanted: dict[str, str]) -> None:
     """Set table properties unless the table has them already: a metadata
     commit, without data change, only when the policy changed."""
-    detail = session.sql(f"DESCRIBE DETAIL {table_ref(path)}").collect()[0]
-    properties = detail["properties"] or {}
+    properties = detail(session, path)["properties"] or {}
     if all(properties.get(k) == v for k, v in wanted.items()):
         return
     _alter(session, path, wanted)

@@ -44,9 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("serve", help="run every step continuously until SIGTERM or Ctrl-C")
     p.add_argument("path")
     _spark_flags(p)
-    p.add_argument("--interval", type=float, default=0.25, metavar="SECONDS",
+    # Unset flags take runtime.serve.ServeOptions' defaults (imported only
+    # when serving: it loads pyspark); the help names them.
+    p.add_argument("--interval", type=float, metavar="SECONDS",
                    help="each step's trigger interval (default 0.25)")
-    p.add_argument("--report-every", type=float, default=10.0, metavar="SECONDS",
+    p.add_argument("--report-every", type=float, metavar="SECONDS",
                    help="how often to print each step's progress (default 10)")
 
     p = sub.add_parser("maintain", help="compact and vacuum the pipeline's own tables")

@@ -17,8 +17,13 @@ from runtime.serve import ServeOptions, serve
 from sql.plan import Pipeline
 
 
-def serve_and_report(pipeline: Pipeline, settings: SpliceSettings, interval_s: float,
-                     report_every_s: float) -> int:
+def serve_and_report(pipeline: Pipeline, settings: SpliceSettings, interval_s: float | None,
+                     report_every_s: float | None) -> int:
+    """Serve ``pipeline`` until SIGTERM or Ctrl-C, printing each step's
+    progress; ``interval_s`` and ``report_every_s`` None: ServeOptions'
+    defaults."""
+    given = {"interval_s": interval_s, "report_every_s": report_every_s}
+    options = ServeOptions(**{k: v for k, v in given.items() if v is not None})
     settings = settings.with_packages(planned(pipeline).packages())
     print(f"starting Spark ({settings.describe_spark()}) ...", flush=True)
     spark = start_session(settings)
@@ -38,13 +43,12 @@ def serve_and_report(pipeline: Pipeline, settings: SpliceSettings, interval_s: f
             print(f"  {line}", flush=True)
 
     def started() -> None:
-        print(f"serving '{pipeline.name}': every step's query triggers every {interval_s:g} s "
-              "(Ctrl-C or SIGTERM stops them)", flush=True)
+        print(f"serving '{pipeline.name}': every step's query triggers every "
+              f"{options.interval_s:g} s (Ctrl-C or SIGTERM stops them)", flush=True)
 
     try:
         served = serve(pipeline, io, stop, on_report=report, on_started=started,
-                       options=ServeOptions(interval_s=interval_s,
-                                            report_every_s=report_every_s))
+                       options=options)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

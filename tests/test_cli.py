@@ -164,3 +164,14 @@ def test_run_takes_a_folder_of_pipelines(tmp_path: Path, spark, capsys) -> None:
     rows = {name: sorted(r["v"] for r in spark.read.format("delta").load(
         warehouse.output_path(name)).collect()) for name in ("out_one", "out_two")}
     assert rows == {"out_one": ["a", "b"], "out_two": ["b"]}
+
+
+def test_serve_help_names_the_defaults_serving_takes(capsys) -> None:
+    from runtime.serve import ServeOptions
+
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    defaults = ServeOptions()
+    assert f"trigger interval (default {defaults.interval_s:g})" in text
+    assert f"progress (default {defaults.report_every_s:g})" in text

@@ -194,9 +194,9 @@ def choose(changed_rows: int, input_rows: int | None, read_downstream: bool,
 def result_files(spark: SparkSession, path: str) -> int:
     """The data files of the Delta table at ``path`` (``DESCRIBE DETAIL``,
     from its log; the snapshot it reads is the one the write then uses)."""
-    from engine.delta_sql import table_ref  # Spark at call time only
+    from engine.delta_sql import detail  # Spark at call time only
 
-    return int(spark.sql(f"DESCRIBE DETAIL {table_ref(path)}").first()["numFiles"] or 0)
+    return int(detail(spark, path)["numFiles"] or 0)
 
 
 def table_rows(spark: SparkSession, path: str) -> int:
