@@ -206,6 +206,18 @@ def rows_written_since(spark: SparkSession, path: str, version: int | None) -> i
     return total
 
 
+def table_rows(spark: SparkSession, path: str) -> int:
+    """Rows of the Delta table at ``path``: Delta answers a bare count from
+    its log's file statistics, without reading the data."""
+    return spark.read.format("delta").load(path).count()
+
+
+def table_files(spark: SparkSession, path: str) -> int:
+    """The data files of the Delta table at ``path`` (``DESCRIBE DETAIL``,
+    from its log; the snapshot it reads is the one a write then uses)."""
+    return int(delta_sql.detail(spark, path)["numFiles"] or 0)
+
+
 def ensure_table(spark: SparkSession, path: str, schema: StructType,
                  change_feed: bool = False) -> None:
     """Create an empty Delta table at ``path`` unless one is there, so that

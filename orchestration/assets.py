@@ -46,6 +46,7 @@ from orchestration.bridge import (
     pipeline_lock,
     planned,
     run_steps,
+    table_rows,
 )
 from orchestration.checks import check_results, check_specs
 from orchestration.layout import AssetShape, asset_shapes, hidden_steps
@@ -180,7 +181,7 @@ def _materialized(step: Step, key: AssetKey, report: StepReport, first: list[Ste
     metadata["path"] = MetadataValue.path(report.path)
     metadata["dagster/uri"] = MetadataValue.path(report.path)
     metadata["dagster/table_name"] = step.output or step.id
-    metadata["dagster/row_count"] = session.read.format("delta").load(report.path).count()
+    metadata["dagster/row_count"] = table_rows(session, report.path)
     metadata["dagster/column_schema"] = TableSchema(columns=[
         TableColumn(name=n, type=ty) for n, ty in report.schema]) if report.schema \
         else compiled_schema(step)

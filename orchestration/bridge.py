@@ -6,7 +6,7 @@ else under orchestration/.
 """
 
 from engine.definitions import DefinitionChanged, definition_hash
-from engine.io import StepIO
+from engine.io import StepIO, table_rows
 from engine.lock import LockBusy, dagster_lock_wait, pipeline_lock
 from engine.maintenance import MaintenanceFailed, MaintenancePolicy, maintain
 from engine.settings import SettingsError
@@ -44,5 +44,6 @@ __all__ = [
     "run_steps",
     "source_marker",
     "step_header",
+    "table_rows",
     "table_version",
 ]

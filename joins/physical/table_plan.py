@@ -191,20 +191,6 @@ def choose(changed_rows: int, input_rows: int | None, read_downstream: bool,
     return PlanChoice(plan, write, reason, changed_rows, input_rows)
 
 
-def result_files(spark: SparkSession, path: str) -> int:
-    """The data files of the Delta table at ``path`` (``DESCRIBE DETAIL``,
-    from its log; the snapshot it reads is the one the write then uses)."""
-    from engine.delta_sql import detail  # Spark at call time only
-
-    return int(detail(spark, path)["numFiles"] or 0)
-
-
-def table_rows(spark: SparkSession, path: str) -> int:
-    """Rows of the Delta table at ``path``: Delta answers a bare count from
-    its log's file statistics, without reading the data."""
-    return spark.read.format("delta").load(path).count()
-
-
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 
 

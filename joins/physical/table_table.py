@@ -36,18 +36,11 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
-from engine.io import KEY, StepIO, merge_by_key
+from engine.io import KEY, StepIO, merge_by_key, table_files, table_rows
 from engine.query import BatchTarget, Sink, StepQuery
 from joins.nodes import IncrementalTableJoin
 from joins.physical.base import JoinQuery
-from joins.physical.table_plan import (
-    Plan,
-    PlanSettings,
-    choose,
-    noted,
-    result_files,
-    table_rows,
-)
+from joins.physical.table_plan import Plan, PlanSettings, choose, noted
 from joins.physical.table_recompute import write_recomputed
 from sql.plan import JoinType
 
@@ -178,7 +171,7 @@ class TableTableQuery(JoinQuery[IncrementalTableJoin]):
                     # The files an incremental MERGE would rewrite matter
                     # only when no step reads the result (an overwrite is
                     # then the other plan's write).
-                    files = (pool.submit(result_files, target.spark, target.path)
+                    files = (pool.submit(table_files, target.spark, target.path)
                              if auto and not read_downstream and self.step.equalities else None)
                     values, count = change_values(changed, keep)
                     choice = choose(count, sum(f.result() for f in rows) if auto else None,
