@@ -44,10 +44,19 @@ TEST_SPARK_CONF = {
 # or less in a JVM of its own, and the JVM's optimizing compiler (C2) spent
 # a third of its CPU compiling code it had no time to use: with the first
 # tier (C1) alone a crash-test child run to its last step took 68 against
-# 93 s of CPU (docs/DECISIONS.md, "Testing"). The suite's own sessions live
-# for the whole run and keep both tiers; so does every user's session.
+# 93 s of CPU (docs/DECISIONS.md, "Testing").
 CHILD_JAVA_OPTIONS = "-Duser.timezone=UTC -XX:TieredStopAtLevel=1"
 TEST_CHILD_CONF = {**TEST_SPARK_CONF, "spark.driver.extraJavaOptions": CHILD_JAVA_OPTIONS}
+# The suite's own sessions (one per xdist worker) plan thousands of small
+# queries along ever new code paths, and C2 kept compiling them: over the
+# acceptance file on two workers its threads took 152 to 157 s of the JVMs'
+# 672 to 695 s of CPU. C1 alone, with a code cache large enough that it
+# never sweeps, and the serial collector (no concurrent GC threads on two
+# cores): 602 and 572 s of CPU, 372 and 353 s against 401 and 411 s of
+# wall time (docs/DECISIONS.md, "Testing"). Users' sessions keep the JVM's
+# defaults.
+SESSION_JAVA_OPTIONS = ("-Duser.timezone=UTC -XX:TieredStopAtLevel=1 "
+                        "-XX:ReservedCodeCacheSize=256m -XX:+UseSerialGC")
 
 
 @contextlib.contextmanager
@@ -83,7 +92,8 @@ def spark(request: pytest.FixtureRequest):
     # test is collected (the server starts first: S3A's endpoint is set at start).
     s3 = any(item.get_closest_marker("s3") for item in request.session.items)
     s3_conf = request.getfixturevalue("s3_server").spark_conf() if s3 else {}
-    settings = SpliceSettings.from_env(conf={**TEST_SPARK_CONF, **s3_conf})
+    settings = SpliceSettings.from_env(conf={
+        **TEST_SPARK_CONF, "spark.driver.extraJavaOptions": SESSION_JAVA_OPTIONS, **s3_conf})
     packages = (*(KAFKA_PACKAGES if kafka else ()), *((HADOOP_AWS,) if s3 else ()))
     # Under pytest-xdist each worker starts its own session: one at a time,
     # since Spark resolves the packages into one Ivy cache, which two
