@@ -5,11 +5,15 @@ The workload is the test suite's chain pipeline (tests/test_table_chains.py:
 4 keyed tables, 10 chains of 3 and 4 tables, 25 table-table steps), run in a
 session with the suite's own settings (interpreted expressions, C1 alone,
 the incremental plan), twice per fresh warehouse, ``--reps`` times. JFR
-records the last ``--record`` seconds; the report groups every sample by
-what it was doing::
+records the last repetition (the JIT warm), for at most ``--record``
+seconds; the report groups every sample by what it was doing::
 
     .venv/bin/python bench/jvm_profile.py chains --reps 2 --out /tmp/chains.jfr
     .venv/bin/python bench/jvm_profile.py report /tmp/chains.jfr
+
+Each run prints its wall time and the JVM's CPU; ``--conf KEY=VALUE`` tries
+a Spark setting on the same workload (e.g.
+``spark.databricks.delta.writeChecksumFile.enabled=true``).
 
 Figures and what they say: docs/DECISIONS.md ("Testing", where the suite's
 CPU goes).
@@ -100,7 +104,13 @@ def report(jfr: Path) -> None:
         print(f"  {100 * by_category[name] / total:5.1f}%  {name}")
 
 
-def chains(reps: int, record: int, out: Path) -> None:
+def jvm_cpu_seconds(pid: str) -> float:
+    """User and system CPU the JVM has used so far (Linux's /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def chains(reps: int, record: int, out: Path, conf: dict[str, str]) -> None:
     from engine.session import start_session
     from engine.settings import SpliceSettings
     from resources.warehouse import WarehouseResource
@@ -112,7 +122,7 @@ def chains(reps: int, record: int, out: Path) -> None:
     os.environ.setdefault("SPLICE_MAINTAIN_EVERY", "0")
     options = f"{SESSION_JAVA_OPTIONS} -XX:FlightRecorderOptions:stackdepth=2048"
     spark = start_session(SpliceSettings.from_env(conf={
-        **TEST_SPARK_CONF, "spark.driver.extraJavaOptions": options}))
+        **TEST_SPARK_CONF, "spark.driver.extraJavaOptions": options, **conf}))
     jvm = spark._jvm  # type: ignore[attr-defined]
     pid = str(jvm.java.lang.ProcessHandle.current().pid())
     rng = random.Random(5)
@@ -125,10 +135,11 @@ def chains(reps: int, record: int, out: Path) -> None:
         for run in range(2):
             for table in range(1, 5):
                 append(io, f"t{table}", _changelog(rng, table, 6))
-            start = time.monotonic()
+            start, cpu = time.monotonic(), jvm_cpu_seconds(pid)
             with table_join_plan(spark, "incremental"):
                 run_pipeline(io.pipeline, io)
-            print(f"rep {rep} run {run}: {time.monotonic() - start:.1f} s", flush=True)
+            print(f"rep {rep} run {run}: {time.monotonic() - start:.1f} s, "
+                  f"JVM CPU {jvm_cpu_seconds(pid) - cpu:.1f} s", flush=True)
     subprocess.run(["jcmd", pid, "JFR.dump", "name=splice", f"filename={out}"], check=True,
                    capture_output=True)
     spark.stop()
@@ -140,13 +151,17 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("chains", help="run the chain pipeline under JFR and report")
     run.add_argument("--reps", type=int, default=2)
-    run.add_argument("--record", type=int, default=150, help="seconds recorded")
+    run.add_argument("--record", type=int, default=150,
+                     help="seconds of the last repetition recorded, at most")
     run.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "chains.jfr")
+    run.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                     help="a Spark setting to try (repeatable)")
     again = sub.add_parser("report", help="report a recording made before")
     again.add_argument("jfr", type=Path)
     args = parser.parse_args()
     if args.command == "chains":
-        chains(args.reps, args.record, args.out)
+        chains(args.reps, args.record, args.out,
+               dict(item.split("=", 1) for item in args.conf))
     else:
         report(args.jfr)
 
