@@ -13,7 +13,7 @@ import json
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -24,6 +24,7 @@ from engine import delta_sql, faults, fs
 from engine.delta_sql import create_if_absent, insert_values, update_set
 from engine.marks import USER_METADATA, batch_note, marked_batch
 from engine.settings import Warehouse
+from engine.stream_start import delta_stream
 from sql.columns import KEY as KEY  # re-exported: defined once in sql/columns.py
 from sql.columns import ROWTIME as ROWTIME
 from sql.plan import Kind, Pipeline, Relation, SourceStep, Step
@@ -57,6 +58,10 @@ class StepIO:
     # The Kafka brokers of topic sources whose statement names none
     # (SpliceSettings.kafka_bootstrap; None: SPLICE_KAFKA_BOOTSTRAP).
     kafka_bootstrap: str | None = None
+    # The checkpoint of the query that reads the streams made here, which
+    # decides where a new stream of a table starts (engine/stream_start.py);
+    # None: as Delta starts it. ``reading_for`` sets it.
+    stream_checkpoint: str | None = None
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Under Spark Connect a micro-batch's function runs in the server's
@@ -79,6 +84,11 @@ class StepIO:
     def checkpoint(self, step: Step) -> str:
         return self.warehouse.checkpoint_path(self.pipeline.name, step.id)
 
+    def reading_for(self, step: Step) -> StepIO:
+        """This StepIO for building ``step``'s query: the streams it reads
+        start where its checkpoint decided."""
+        return replace(self, stream_checkpoint=self.checkpoint(step))
+
     def read_stream(self, step_id: str, **options: str) -> DataFrame:
         """An input step's rows as a stream, in the stored layout, read by
         the input's executor."""
@@ -89,19 +99,19 @@ class StepIO:
 
     def read_delta_stream(self, step: Step, options: dict[str, str]) -> DataFrame:
         """A step's stored Delta table as a stream."""
-        reader = self.spark.readStream.format("delta")
-        for key, value in options.items():
-            reader = reader.option(key, value)
-        return reader.load(self.table_path(step))
+        return delta_stream(self.spark, self.table_path(step), options,
+                            checkpoint=self.stream_checkpoint)
 
     def read_changes(self, step_id: str) -> DataFrame:
         """A table step's change feed as a stream: its whole content as
-        inserts first, then every change (update pre- and post-images,
-        deletes), with ``_change_type``."""
+        inserts first (as of one version, or, for a new stream of a table
+        that was only ever appended to, commit by commit:
+        engine/stream_start.py), then every change (update pre- and
+        post-images, deletes), with ``_change_type``."""
         step = self.pipeline.step(step_id)
         assert step.kind == Kind.TABLE, f"{step_id} is not a table"
-        return (self.spark.readStream.format("delta").option("readChangeFeed", "true")
-                .load(self.table_path(step)))
+        return delta_stream(self.spark, self.table_path(step), change_feed=True,
+                            checkpoint=self.stream_checkpoint)
 
     def read_table(self, step_id: str) -> DataFrame:
         """A table step's current rows, read afresh on every call."""

@@ -36,6 +36,7 @@ from engine.io import KEY, ROWTIME, StepIO, append, delta_version, ensure_table,
 from engine.kafka_topics import create_topic, end_offsets, topic_exists
 from engine.query import BatchTarget, Outcome, Sink, StepQuery
 from engine.settings import ENV
+from engine.stream_start import delta_stream
 from operators.dead_letters import append_dead_letters, dead_letters, raw_record
 from operators.json_source import NOT_OBJECT, NOT_UTF8, TRAILING, convert_text, one_object
 from operators.nodes import SourceNode
@@ -98,11 +99,9 @@ class KafkaSourceExecutor(SourceExecutor):
         step = node.step
         path = io.table_path(step)
         ensure_table(io.spark, path, stored_schema(step))
-        reader = io.spark.readStream.format("delta")
-        for key, value in options.items():
-            reader = reader.option(key, value)
         columns = [F.col(f"`{c.name}`").alias(c.name) for c in step.declared]
-        return reader.load(path).select(KEY, *columns, ROWTIME)
+        stream = delta_stream(io.spark, path, options, checkpoint=io.stream_checkpoint)
+        return stream.select(KEY, *columns, ROWTIME)
 
     def query(self, node: SourceNode, io: StepIO) -> StepQuery:
         step, spark = node.step, io.spark

@@ -28,6 +28,7 @@ from engine.io import (
     rows_written_since,
 )
 from engine.query import BatchTarget, Executor, Outcome, Sink, StepQuery
+from engine.stream_start import delta_stream
 from operators.dead_letters import DEAD_LETTER_SCHEMA, append_dead_letters, dead_letters
 from operators.nodes import DeltaSource, SourceNode
 from sql.plan import SourceStep
@@ -158,10 +159,8 @@ class SourceExecutor(Executor[SourceNode]):
     def read_stream(self, node: SourceNode, io: StepIO, options: dict[str, str]) -> DataFrame:
         step = node.step
         path = ensure_source(io.spark, io, step)
-        reader = io.spark.readStream.format("delta")
-        for key, value in options.items():
-            reader = reader.option(key, value)
-        return normalize(step, reader.load(path).where(valid_condition(step)))
+        stream = delta_stream(io.spark, path, options, checkpoint=io.stream_checkpoint)
+        return normalize(step, stream.where(valid_condition(step)))
 
 
 class DeltaSourceExecutor(SourceExecutor):
@@ -194,7 +193,8 @@ class DeltaSourceExecutor(SourceExecutor):
                 bad.unpersist()
 
         return StepQuery(
-            stream=spark.readStream.format("delta").load(path), sink=Sink.CUSTOM, writer=check,
+            stream=delta_stream(spark, path, checkpoint=io.stream_checkpoint),
+            sink=Sink.CUSTOM, writer=check,
             outcome=lambda: Outcome(
                 rows=0, dead_letters=rows_written_since(spark, dead_path, dead_before)),
             name=f"source:{step.id}")

@@ -181,6 +181,7 @@ def _run(node: PhysicalNode, io: StepIO, start: float) -> StepReport:
 
 def _run_query(node: PhysicalNode, io: StepIO, start: float) -> StepReport:
     step, spark = node.step, io.spark
+    io = io.reading_for(step)
     query = executor(node).query(node, io)
     path = io.table_path(step)
     before = delta_version(spark, path)

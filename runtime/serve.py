@@ -147,7 +147,7 @@ def serve(pipeline: Pipeline, io: StepIO, stop: threading.Event,
 
 
 def _start(step: ServedStep, trigger: dict[str, Any]) -> None:
-    node, io = step.node, step.io
+    node, io = step.node, step.io.reading_for(step.node.step)
     query = executor(node).query(node, io)
     if query.stream is None:  # nothing to stream (a Delta source read in place)
         return
