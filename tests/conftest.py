@@ -132,13 +132,25 @@ def kafka(tmp_path_factory: pytest.TempPathFactory):
         os.environ["SPLICE_KAFKA_BOOTSTRAP"] = previous
 
 
+# The markers of tests that share a server started once per worker (a
+# session fixture: the broker, moto; a module fixture: a cluster, a Connect
+# server, a webserver), in the order a test with two is grouped by.
+SERVER_GROUPS = ("kafka", "connect", "cluster", "webserver", "s3")
+
+
+def xdist_group(item: pytest.Item) -> str | None:
+    """The worker group of a test: its server's marker, or None (any worker)."""
+    return next((name for name in SERVER_GROUPS if item.get_closest_marker(name)), None)
+
+
 # First: xdist's worker reads the groups in its own hook of this name.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``-n 2 --dist loadgroup``, as scripts/test.sh runs
-    the suite) a test module stays on one worker, so its module fixtures (a
-    cluster, a Connect server, a webserver) start once; every test that
-    needs the Kafka broker goes to one worker, so one broker serves them.
+    the suite) the tests that need one server (:data:`SERVER_GROUPS`) stay
+    on one worker, so it starts once; every other test goes to whichever
+    worker is free. tests/test_xdist_groups.py checks that the groups hold
+    (with pytest 9.2, pytest-xdist 3.8 silently ignored them).
 
     First, a test that takes the ``spark`` fixture is a Spark test, marked or
     not: the fast subset (``-m "not spark"``) never starts a session (one
@@ -149,5 +161,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
-        group = "kafka" if item.get_closest_marker("kafka") else item.module.__name__
-        item.add_marker(pytest.mark.xdist_group(group))
+        group = xdist_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
