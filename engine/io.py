@@ -21,6 +21,14 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
 from engine import delta_sql, faults, fs
+from engine.delta_log import (
+    commit_actions,
+    commit_file,
+    commit_versions,
+    latest_version,
+    log_folder,
+    versions_in,
+)
 from engine.delta_sql import create_if_absent, insert_values, update_set
 from engine.marks import USER_METADATA, batch_note, marked_batch
 from engine.settings import Warehouse
@@ -120,36 +128,22 @@ class StepIO:
         return self.spark.read.format("delta").load(self.table_path(step))
 
 
-def _log(path: str) -> str:
-    return path.rstrip("/") + "/_delta_log"
-
-
 def delta_exists(spark: SparkSession, path: str) -> bool:
     return delta_version(spark, path) is not None
 
 
 def delta_version(spark: SparkSession, path: str) -> int | None:
     """The table's latest version, from its transaction log's file names."""
-    versions = [int(n[:-5]) for n in fs.list_names(spark, _log(path))
-                if n.endswith(".json") and n[:-5].isdigit()]
-    return max(versions) if versions else None
-
-
-def _actions(spark: SparkSession, log_file: str) -> list[dict]:
-    """The actions of one commit file of a Delta log, one per line."""
-    return [json.loads(line) for line in fs.read_text(spark, log_file).splitlines()
-            if line.strip()]
+    return latest_version(spark, path)
 
 
 def commits_since(spark: SparkSession, path: str, version: int | None) -> list[dict]:
     """The commitInfo of every commit after ``version``."""
     infos = []
-    for name in fs.list_names(spark, _log(path)):
-        if not (name.endswith(".json") and name[:-5].isdigit()):
+    for number in commit_versions(spark, path):
+        if version is not None and number <= version:
             continue
-        if version is not None and int(name[:-5]) <= version:
-            continue
-        for action in _actions(spark, f"{_log(path)}/{name}"):
+        for action in commit_actions(spark, path, number):
             if "commitInfo" in action:
                 infos.append(action["commitInfo"])
     return infos
@@ -164,10 +158,9 @@ def appended_since(spark: SparkSession, path: str, version: int, to: int) -> lis
 
     added = []
     for number in range(version + 1, to + 1):
-        log_file = f"{_log(path)}/{number:020d}.json"
-        if not fs.exists(spark, log_file):
+        if not fs.exists(spark, commit_file(path, number)):
             return None
-        for action in _actions(spark, log_file):
+        for action in commit_actions(spark, path, number):
             if "remove" in action or "cdc" in action:
                 return None
             add = action.get("add")
@@ -285,12 +278,10 @@ def committed_batch(spark: SparkSession, path: str, txn_app: str) -> int | None:
     replay needs it); a table's checkpoint then still holds the last
     ``txn`` action of a table written before the marks moved to the
     commits."""
-    log = _log(path)
+    log = log_folder(path)
     names = fs.list_names(spark, log)
-    versions = sorted((int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()),
-                      reverse=True)
-    for version in versions:
-        for action in _actions(spark, f"{log}/{version:020d}.json"):
+    for version in reversed(versions_in(names)):
+        for action in commit_actions(spark, path, version):
             batch = marked_batch(action, txn_app)
             if batch is not None:
                 return batch

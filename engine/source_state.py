@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from engine import fs
+from engine.delta_log import latest_version
 from engine.kafka_topics import end_offsets
 from engine.settings import ENV, SettingsError, SpliceSettings, Warehouse
 from sql.plan import SourceStep
@@ -55,6 +56,4 @@ def _topic_marker(source: SourceStep) -> str:
 def table_version(path: str) -> int | None:
     """The latest version of the Delta table at ``path`` (None when there is
     none), from its log's file names: no Spark."""
-    names = fs.list_names(None, path.rstrip("/") + "/_delta_log")
-    versions = [int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()]
-    return max(versions) if versions else None
+    return latest_version(None, path)

@@ -33,6 +33,7 @@ import json
 from typing import Any
 
 from engine import fs
+from engine.delta_log import commit_actions, commit_versions
 
 SETTING = "splice.stream.startFromLog"
 # The start options of a query's Delta streams, by table path, in its checkpoint.
@@ -48,17 +49,12 @@ def from_version_zero(spark: Any, path: str, change_feed: bool) -> dict[str, str
     none. ``change_feed``: the stream reads the table's change feed."""
     if str(spark.conf.get(SETTING, "true")).strip().lower() == "false":
         return {}
-    log = path.rstrip("/") + "/_delta_log"
-    versions = sorted(int(n[:-5]) for n in fs.list_names(spark, log)
-                      if n.endswith(".json") and n[:-5].isdigit())
+    versions = commit_versions(spark, path)
     if not versions or versions != list(range(len(versions))) or len(versions) > MAX_VERSIONS:
         return {}
     feed_from_start = False
     for version in versions:
-        for line in fs.read_text(spark, f"{log}/{version:020d}.json").splitlines():
-            if not line.strip():
-                continue
-            action = json.loads(line)
+        for action in commit_actions(spark, path, version):
             if "remove" in action or "cdc" in action:
                 return {}
             if ("add" in action and action["add"].get("deletionVector")):
