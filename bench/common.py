@@ -4,6 +4,7 @@ compiled pipeline's steps, and rounds that alternate the two contenders."""
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import sys
@@ -57,6 +58,15 @@ def forget_table_snapshots(spark: SparkSession) -> None:
     would otherwise stay cached from round to round, while the tables a new
     pipeline's steps just wrote are new: first runs of both start cold."""
     spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()  # type: ignore[union-attr]
+
+
+def jvm_cpu_seconds(spark: SparkSession) -> float:
+    """CPU seconds the session's JVM (this process's child) has used so far,
+    user and system (Linux's /proc)."""
+    pid = spark.sparkContext._gateway.proc.pid  # type: ignore[union-attr]
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def timed_steps(io: StepIO, which: Callable[[Step], bool],

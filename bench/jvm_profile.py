@@ -104,25 +104,18 @@ def report(jfr: Path) -> None:
         print(f"  {100 * by_category[name] / total:5.1f}%  {name}")
 
 
-def jvm_cpu_seconds(pid: str) -> float:
-    """User and system CPU the JVM has used so far (Linux's /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def chains(reps: int, record: int, out: Path, conf: dict[str, str]) -> None:
+    from common import jvm_cpu_seconds
+
     from engine.session import start_session
-    from engine.settings import SpliceSettings
     from resources.warehouse import WarehouseResource
     from runtime.runner import run_pipeline
-    from tests.conftest import SESSION_JAVA_OPTIONS, TEST_SPARK_CONF, table_join_plan
+    from tests.conftest import suite_settings, table_join_plan
     from tests.pipeline_helpers import append, make_io
     from tests.test_table_chains import _changelog, _sql
 
     os.environ.setdefault("SPLICE_MAINTAIN_EVERY", "0")
-    options = f"{SESSION_JAVA_OPTIONS} -XX:FlightRecorderOptions:stackdepth=2048"
-    spark = start_session(SpliceSettings.from_env(conf={
-        **TEST_SPARK_CONF, "spark.driver.extraJavaOptions": options, **conf}))
+    spark = start_session(suite_settings("-XX:FlightRecorderOptions:stackdepth=2048", conf))
     jvm = spark._jvm  # type: ignore[attr-defined]
     pid = str(jvm.java.lang.ProcessHandle.current().pid())
     rng = random.Random(5)
@@ -135,11 +128,11 @@ def chains(reps: int, record: int, out: Path, conf: dict[str, str]) -> None:
         for run in range(2):
             for table in range(1, 5):
                 append(io, f"t{table}", _changelog(rng, table, 6))
-            start, cpu = time.monotonic(), jvm_cpu_seconds(pid)
+            start, cpu = time.monotonic(), jvm_cpu_seconds(spark)
             with table_join_plan(spark, "incremental"):
                 run_pipeline(io.pipeline, io)
             print(f"rep {rep} run {run}: {time.monotonic() - start:.1f} s, "
-                  f"JVM CPU {jvm_cpu_seconds(pid) - cpu:.1f} s", flush=True)
+                  f"JVM CPU {jvm_cpu_seconds(spark) - cpu:.1f} s", flush=True)
     subprocess.run(["jcmd", pid, "JFR.dump", "name=splice", f"filename={out}"], check=True,
                    capture_output=True)
     spark.stop()

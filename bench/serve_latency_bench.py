@@ -18,13 +18,12 @@ query idled between records (the price of a short trigger interval).
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import threading
 import time
 from pathlib import Path
 
-from common import scratch, session
+from common import jvm_cpu_seconds, scratch, session
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
@@ -36,14 +35,6 @@ from splice.cases import append_rows
 from splice.demo import CUSTOMERS, ORDERS
 
 PIPELINE = Path(__file__).resolve().parent.parent / "pipelines" / "demo"
-
-
-def jvm_cpu_seconds(spark: SparkSession) -> float:
-    """CPU seconds the session's JVM (this process's child) has used so far."""
-    pid = spark.sparkContext._gateway.proc.pid
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def committed_at(spark: SparkSession, output: str, before: int | None, item: str) -> float:

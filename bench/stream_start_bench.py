@@ -32,6 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from common import jvm_cpu_seconds
+
 from engine.stream_start import SETTING, from_version_zero
 
 
@@ -41,21 +43,9 @@ def _session(test_session: bool) -> Any:
 
     if not test_session:
         return start_session(SpliceSettings.from_env())
-    from tests.conftest import SESSION_JAVA_OPTIONS, TEST_SPARK_CONF
+    from tests.conftest import suite_settings
 
-    return start_session(SpliceSettings.from_env(conf={
-        **TEST_SPARK_CONF, "spark.driver.extraJavaOptions": SESSION_JAVA_OPTIONS}))
-
-
-def _cpu_clock(spark: Any) -> Any:
-    """A function giving the driver JVM's CPU seconds so far (Linux's /proc)."""
-    pid = spark._jvm.java.lang.ProcessHandle.current().pid()  # type: ignore[attr-defined]
-
-    def seconds() -> float:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    return seconds
+    return start_session(suite_settings())
 
 
 def _stream_once(spark: Any, path: str, options: dict[str, str], checkpoint: str) -> int:
@@ -72,7 +62,6 @@ def _stream_once(spark: Any, path: str, options: dict[str, str], checkpoint: str
 
 def starts(reps: int, test_session: bool) -> None:
     spark = _session(test_session)
-    cpu = _cpu_clock(spark)
     root = tempfile.mkdtemp(prefix="splice-bench-")
     plain, feed = f"{root}/plain", f"{root}/feed"
     for v in range(5):
@@ -98,9 +87,9 @@ def starts(reps: int, test_session: bool) -> None:
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in contenders}
     for _ in range(reps):
         for name, (path, options) in contenders.items():
-            wall, used = time.monotonic(), cpu()
+            wall, used = time.monotonic(), jvm_cpu_seconds(spark)
             _stream_once(spark, path, options, f"{root}/cp{next(counter)}")
-            times[name].append((time.monotonic() - wall, cpu() - used))
+            times[name].append((time.monotonic() - wall, jvm_cpu_seconds(spark) - used))
     for name, pairs in times.items():
         print(f"{name:30} median wall {statistics.median(p[0] for p in pairs):.3f} s, "
               f"JVM CPU {statistics.median(p[1] for p in pairs):.3f} s ({reps} starts)")
@@ -115,7 +104,6 @@ def chains(reps: int, test_session: bool) -> None:
 
     os.environ.setdefault("SPLICE_MAINTAIN_EVERY", "0")
     spark = _session(test_session)
-    cpu = _cpu_clock(spark)
     results: dict[str, list[tuple[float, float]]] = {"snapshot": [], "from version 0": []}
     for rep in range(reps + 1):  # the first round warms the JIT, not counted
         order = (("snapshot", "false"), ("from version 0", "true"))
@@ -126,10 +114,10 @@ def chains(reps: int, test_session: bool) -> None:
                          name="chains")
             for table in range(1, 5):
                 append(io, f"t{table}", _changelog(rng, table, 6))
-            wall, used = time.monotonic(), cpu()
+            wall, used = time.monotonic(), jvm_cpu_seconds(spark)
             run_pipeline(io.pipeline, io)
             if rep:
-                results[name].append((time.monotonic() - wall, cpu() - used))
+                results[name].append((time.monotonic() - wall, jvm_cpu_seconds(spark) - used))
                 print(f"round {rep} {name}: {results[name][-1][0]:.1f} s, "
                       f"JVM CPU {results[name][-1][1]:.1f} s", flush=True)
     for name, pairs in results.items():

@@ -59,6 +59,19 @@ TEST_CHILD_CONF = {**TEST_SPARK_CONF, "spark.driver.extraJavaOptions": CHILD_JAV
 SESSION_JAVA_OPTIONS = f"{CHILD_JAVA_OPTIONS} -XX:ReservedCodeCacheSize=256m -XX:+UseSerialGC"
 
 
+def suite_settings(java_options: str = "", conf: dict[str, str] | None = None) -> Any:
+    """The settings of the suite's own sessions (``TEST_SPARK_CONF``,
+    ``SESSION_JAVA_OPTIONS`` and ``java_options`` after them), ``conf`` over
+    them: the ``spark`` fixture's, and the benchmarks' that measure where
+    the suite spends its time."""
+    from engine.settings import SpliceSettings
+
+    return SpliceSettings.from_env(conf={
+        **TEST_SPARK_CONF,
+        "spark.driver.extraJavaOptions": f"{SESSION_JAVA_OPTIONS} {java_options}".strip(),
+        **(conf or {})})
+
+
 @contextlib.contextmanager
 def table_join_plan(spark: Any, plan: str, **settings: str) -> Iterator[None]:
     """Table-table joins take ``plan`` (auto, incremental, recompute), and
@@ -85,15 +98,13 @@ def spark(request: pytest.FixtureRequest):
     """Spark's Kafka connector joins Delta's only when a collected test
     carries the ``kafka`` marker (it adds 38 jars to resolve at start)."""
     from engine.session import start_session
-    from engine.settings import SpliceSettings
 
     kafka = any(item.get_closest_marker("kafka") for item in request.session.items)
     # hadoop-aws and S3A's settings for moto's server, only when an ``s3``
     # test is collected (the server starts first: S3A's endpoint is set at start).
     s3 = any(item.get_closest_marker("s3") for item in request.session.items)
     s3_conf = request.getfixturevalue("s3_server").spark_conf() if s3 else {}
-    settings = SpliceSettings.from_env(conf={
-        **TEST_SPARK_CONF, "spark.driver.extraJavaOptions": SESSION_JAVA_OPTIONS, **s3_conf})
+    settings = suite_settings(conf=s3_conf)
     packages = (*(KAFKA_PACKAGES if kafka else ()), *((HADOOP_AWS,) if s3 else ()))
     # Under pytest-xdist each worker starts its own session: one at a time,
     # since Spark resolves the packages into one Ivy cache, which two
