@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="drop the checkpoint and table of STEP (or of every step: 'all') "
                         "and of the steps downstream, then recompute them from their sources "
                         "(needed after a step's SQL changed); may be repeated")
-    p.add_argument("--parallel", type=int, default=4, metavar="N",
+    p.add_argument("--parallel", type=_at_least_one, default=4, metavar="N",
                    help="run up to N steps side by side (default 4; 1 runs them one by one, "
                         "in the pipeline's order)")
     p.add_argument("--wait", type=float, default=0, metavar="SECONDS",
@@ -102,11 +102,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"splice: {err}", file=sys.stderr)
         return 1
     except FileNotFoundError as err:
-        print(f"splice: {err}", file=sys.stderr)
+        # the OS's own error names the file (a case, a pipeline to maintain)
+        what = f"{err.filename}: no such file or folder" if err.filename else err
+        print(f"splice: {what}", file=sys.stderr)
         return 2
     except (SettingsError, FileSystemUnavailable) as err:
         print(f"splice: {err}", file=sys.stderr)
         return 2
+
+
+def _at_least_one(text: str) -> int:
+    """An argument that counts something that cannot be none (``--parallel``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1 (1 runs one step at a time)")
+    return value
 
 
 def _spark_flags(p: argparse.ArgumentParser) -> None:
@@ -249,11 +262,12 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
         settings = SpliceSettings.from_env(warehouse=warehouse, master=master)
     # The Spark connectors the pipeline's readers need (Kafka), with Delta's.
     settings = settings.with_packages(planned(pipeline).packages())
+    # a --rebuild naming no step is refused before Spark starts
+    dropped = rebuild_targets(pipeline, rebuild) if rebuild else []
     print(f"starting Spark ({settings.describe_spark()}) ...", flush=True)
     spark = start_session(settings)
     io = StepIO(spark=spark, warehouse=settings.warehouse_layout(), pipeline=pipeline,
                 kafka_bootstrap=settings.kafka_bootstrap)
-    dropped = rebuild_targets(pipeline, rebuild) if rebuild else []
     if dropped:
         print(f"rebuilding {len(dropped)} step(s) from their sources: {', '.join(dropped)}",
               flush=True)

@@ -175,3 +175,29 @@ def test_serve_help_names_the_defaults_serving_takes(capsys) -> None:
     defaults = ServeOptions()
     assert f"trigger interval (default {defaults.interval_s:g})" in text
     assert f"progress (default {defaults.report_every_s:g})" in text
+
+
+def test_a_parallel_of_none_is_refused_by_the_flag(capsys) -> None:
+    for bad, reason in (("0", "0 is less than 1"), ("x", "'x' is not a whole number")):
+        with pytest.raises(SystemExit) as exit_:
+            main(["run", str(ROOT / "pipelines" / "demo"), "--parallel", bad])
+        assert exit_.value.code == 2
+        assert f"argument --parallel: {reason}" in capsys.readouterr().err
+
+
+def test_a_rebuild_of_no_step_is_refused_before_spark_starts(tmp_path: Path, capsys) -> None:
+    code = main(["run", str(ROOT / "pipelines" / "demo"), "--warehouse", str(tmp_path),
+                 "--rebuild", "nosuchstep"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "starting Spark" not in captured.out
+    assert captured.err.startswith(
+        "splice: --rebuild names no step of pipeline 'demo': nosuchstep (its steps: customers,")
+
+
+def test_a_missing_file_is_named_without_the_os_error_number(tmp_path: Path, capsys) -> None:
+    missing = tmp_path / "nope.yaml"
+    assert main(["test", str(missing)]) == 2
+    assert capsys.readouterr().err == f"splice: {missing}: no such file or folder\n"
+    assert main(["run", str(missing)]) == 2
+    assert capsys.readouterr().err == f"splice: {missing}: no such pipeline file or folder\n"
