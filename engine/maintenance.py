@@ -48,6 +48,7 @@ from engine import fs
 from engine.delta_sql import detail, table_ref
 from engine.io import StepIO, delta_exists
 from engine.session import own_session
+from engine.settings import SettingsError
 from sql.plan import SourceStep
 
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
@@ -73,10 +74,28 @@ class MaintenancePolicy:
     def from_env(cls) -> MaintenancePolicy:
         """``SPLICE_MAINTAIN_EVERY``, ``SPLICE_RETAIN_HOURS``,
         ``SPLICE_LOG_RETAIN_HOURS``, each defaulting as above."""
-        log = os.environ.get("SPLICE_LOG_RETAIN_HOURS")
-        return cls(every_runs=int(os.environ.get("SPLICE_MAINTAIN_EVERY", cls.every_runs)),
-                   retain_hours=float(os.environ.get("SPLICE_RETAIN_HOURS", cls.retain_hours)),
-                   log_retain_hours=float(log) if log else None)
+        log = _number("SPLICE_LOG_RETAIN_HOURS", float)
+        every = _number("SPLICE_MAINTAIN_EVERY", int)
+        retain = _number("SPLICE_RETAIN_HOURS", float)
+        return cls(every_runs=cls.every_runs if every is None else int(every),
+                   retain_hours=cls.retain_hours if retain is None else retain,
+                   log_retain_hours=log)
+
+
+def _number(variable: str, kind: type[int] | type[float]) -> float | None:
+    """An environment variable's number (None when unset), never negative:
+    a word or a sign there is a settings error naming it, not a traceback."""
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return None
+    try:
+        value = kind(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        what = "a whole number" if kind is int else "a number"
+        raise SettingsError(f"{variable} must be {what}, 0 or more, not {text!r}")
+    return value
 
 
 @dataclass(frozen=True)

@@ -227,6 +227,7 @@ def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (l
                 options = class_data.sharing_options(conf)
                 if options is not None:
                     builder = builder.config(class_data.JAVA_OPTIONS, options)
+        logged = os.path.getsize(settings.spark_log) if os.path.exists(settings.spark_log) else 0
         with _jvm_output_to(settings.spark_log):
             try:
                 spark = builder.getOrCreate()
@@ -236,11 +237,22 @@ def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (l
                 # PySpark words the cause its own way on a first import and
                 # Python's way once PySpark's check has run: both are kept.
                 cause = str(err).split("] ", 1)[-1].rstrip(".")
-                raise SettingsError(
-                    f"Spark Connect ({settings.connect_url}) needs PySpark's Connect client "
-                    f"libraries (grpcio, grpcio-status, googleapis-common-protos, pyarrow): "
-                    f"{cause}. Install them with pip install 'pyspark[connect]==4.2.0'"
-                ) from None
+                raise SettingsError(_connect_libraries(settings.connect_url, cause)) from None
+            except SystemExit:
+                # In a process whose __main__ has no file (a pytest-xdist
+                # worker, an embedded interpreter) PySpark takes itself for a
+                # doctest run and exits with 0 when those libraries are
+                # missing: a run that would end silently, "successfully".
+                if not settings.connect_url:
+                    raise
+                from pyspark.testing.connectutils import connect_requirement_message
+
+                cause = (connect_requirement_message or "they are missing").rstrip(".")
+                raise SettingsError(_connect_libraries(settings.connect_url, cause)) from None
+            except Exception as err:  # PySparkRuntimeError: the JVM exited at once
+                if "JAVA_GATEWAY_EXITED" not in str(err):
+                    raise
+                raise SettingsError(_jvm_failure(settings.spark_log, logged)) from None
         if not is_connect(spark):
             spark.sparkContext.setLogLevel("ERROR")
             if local_jars and known is None:
@@ -279,6 +291,27 @@ def check_connectors(spark: Any, settings: SpliceSettings) -> None:
                 f"add packages, so start the server with --packages {package} (scripts/"
                 "connect.sh takes SPLICE_SPARK_PACKAGES), or run without "
                 f"{ENV['connect_url']}") from None
+
+
+def _connect_libraries(url: str, cause: str) -> str:
+    return (f"Spark Connect ({url}) needs PySpark's Connect client libraries (grpcio, "
+            f"grpcio-status, googleapis-common-protos, pyarrow): {cause}. Install them with "
+            "pip install 'pyspark[connect]==4.2.0'")
+
+
+def _jvm_failure(log: str, offset: int) -> str:
+    """Why the driver's JVM exited before Spark started (a heap size or a
+    Java option it refused, no Java): the JVM says so on its console, which
+    goes to the Spark log; its last lines from this start."""
+    with open(log, errors="replace") as fh:
+        fh.seek(offset)
+        lines = [line.strip() for line in fh.read().splitlines() if line.strip()]
+    said = [line for line in lines if not line.startswith(("Setting default log level",
+                                                           "To adjust logging level"))]
+    reason = "; ".join(said[-3:]) or "it printed nothing"
+    return (f"Spark's JVM exited before it started: {reason} (check {ENV['driver_memory']}, "
+            f"the Java options in {ENV['conf']} and that Java 17 is installed; the JVM's "
+            f"output is in {log})")
 
 
 @contextlib.contextmanager

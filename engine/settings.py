@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from typing import Any
@@ -192,6 +193,8 @@ class SpliceSettings(BaseModel):
         # its coordinates join the packages instead.
         packages += parse_packages(conf.pop("spark.jars.packages", ""))
         values.update(given)
+        if "driver_memory" in values:
+            values["driver_memory"] = _memory_size(values["driver_memory"])
         return cls(**values, conf=conf, packages=tuple(dict.fromkeys(packages)))
 
     def with_packages(self, packages: tuple[str, ...]) -> SpliceSettings:
@@ -262,6 +265,20 @@ def read_settings_file(project_dir: str | os.PathLike[str] | None = None) -> dic
 def _conf_value(value: Any) -> str:
     """A Spark setting's text (YAML's true is Spark's "true")."""
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+_MEMORY = re.compile(r"[0-9]+(b|k|kb|m|mb|g|gb|t|tb|p|pb)?", re.IGNORECASE)
+
+
+def _memory_size(text: str) -> str:
+    """The driver's memory as Spark reads it (``4g``, ``512m``): anything
+    else made the JVM exit before Spark started."""
+    text = str(text).strip()
+    if not _MEMORY.fullmatch(text):
+        raise SettingsError(
+            f"the driver memory ({ENV['driver_memory']}, or driver_memory in "
+            f"{SETTINGS_FILE}) must be a size such as 4g or 512m, not {text!r}")
+    return text
 
 
 def _positive_int(variable: str, text: str) -> int:

@@ -322,6 +322,7 @@ def run_pipeline(pipeline: Pipeline, io: StepIO,
     maintenance the policy says is due (engine/maintenance.py). The steps
     ``rebuild`` names (a closed set: definitions.rebuild_targets) are
     dropped first, under the lock, to be recomputed from their sources."""
+    policy = maintenance or MaintenancePolicy.from_env()  # a bad setting stops it here
     # Claimed before the lock is taken: a refused pipeline leaves nothing
     # behind in the warehouse (claims are created only when absent).
     claim(pipeline, io)  # refuses a name or output another pipeline owns (ClaimRefused)
@@ -329,8 +330,7 @@ def run_pipeline(pipeline: Pipeline, io: StepIO,
         if rebuild:
             definitions.drop(pipeline, io, rebuild)
         reports = run_steps(pipeline, io, on_step, parallel)
-        after_run(io, maintenance or MaintenancePolicy.from_env(),
-                  lambda: run_steps(pipeline, io, None, parallel))
+        after_run(io, policy, lambda: run_steps(pipeline, io, None, parallel))
     return reports
 
 

@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--parallel", type=_at_least_one, default=4, metavar="N",
                    help="run up to N steps side by side (default 4; 1 runs them one by one, "
                         "in the pipeline's order)")
-    p.add_argument("--wait", type=float, default=0, metavar="SECONDS",
+    p.add_argument("--wait", type=_not_negative, default=0, metavar="SECONDS",
                    help="wait this long for a run of the same pipeline that holds its lock "
                         "(default 0: exit at once, naming the holder)")
 
@@ -46,19 +46,19 @@ def main(argv: list[str] | None = None) -> int:
     _spark_flags(p)
     # Unset flags take runtime.serve.ServeOptions' defaults (imported only
     # when serving: it loads pyspark); the help names them.
-    p.add_argument("--interval", type=float, metavar="SECONDS",
+    p.add_argument("--interval", type=_not_negative, metavar="SECONDS",
                    help="each step's trigger interval (default 0.25)")
-    p.add_argument("--report-every", type=float, metavar="SECONDS",
+    p.add_argument("--report-every", type=_above_zero, metavar="SECONDS",
                    help="how often to print each step's progress (default 10)")
 
     p = sub.add_parser("maintain", help="compact and vacuum the pipeline's own tables")
     p.add_argument("path")
     _spark_flags(p)
-    p.add_argument("--retain-hours", type=float, default=None, metavar="H",
+    p.add_argument("--retain-hours", type=_not_negative, default=None, metavar="H",
                    help="VACUUM's retention (default SPLICE_RETAIN_HOURS, else 168)")
-    p.add_argument("--log-retain-hours", type=float, default=None, metavar="H",
+    p.add_argument("--log-retain-hours", type=_not_negative, default=None, metavar="H",
                    help="set the tables' delta.logRetentionDuration (default: leave it)")
-    p.add_argument("--wait", type=float, default=0, metavar="SECONDS",
+    p.add_argument("--wait", type=_not_negative, default=0, metavar="SECONDS",
                    help="wait this long for a run that holds the pipeline's lock")
 
     p = sub.add_parser("test", help="run case files against fresh warehouses")
@@ -109,6 +109,32 @@ def main(argv: list[str] | None = None) -> int:
     except (SettingsError, FileSystemUnavailable) as err:
         print(f"splice: {err}", file=sys.stderr)
         return 2
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number")
+    return value
+
+
+def _not_negative(text: str) -> float:
+    """A duration: 0 or more (Spark refused a negative trigger interval with
+    a traceback, after starting)."""
+    value = _number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative")
+    return value
+
+
+def _above_zero(text: str) -> float:
+    value = _number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not above 0")
+    return value
 
 
 def _at_least_one(text: str) -> int:
@@ -362,6 +388,7 @@ def _demo(args: argparse.Namespace) -> int:
     from splice.demo import DemoRefused, show_outputs, write_demo_data
 
     settings = _settings(args)
+    pipeline = None if args.kafka else compile_path(args.pipeline)  # before a word is printed
     shown = settings.warehouse if "://" in settings.warehouse \
         else Path(settings.warehouse).resolve()
     print(f"demo warehouse: {shown} (written afresh)")
@@ -374,7 +401,7 @@ def _demo(args: argparse.Namespace) -> int:
             print(f"splice: {err}", file=sys.stderr)
             return 2
         return 0
-    pipeline = compile_path(args.pipeline)
+    assert pipeline is not None
     try:
         write_demo_data(pipeline, settings.warehouse, settings.with_packages(
             planned(pipeline).packages()))

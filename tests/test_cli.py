@@ -201,3 +201,23 @@ def test_a_missing_file_is_named_without_the_os_error_number(tmp_path: Path, cap
     assert capsys.readouterr().err == f"splice: {missing}: no such file or folder\n"
     assert main(["run", str(missing)]) == 2
     assert capsys.readouterr().err == f"splice: {missing}: no such pipeline file or folder\n"
+    # the demo names a missing pipeline before it says it writes anything
+    assert main(["demo", "--pipeline", str(missing), "--warehouse", str(tmp_path / "wh")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"splice: {missing}: no such file or folder\n"
+
+
+def test_durations_are_checked_at_the_flag(capsys) -> None:
+    demo = str(ROOT / "pipelines" / "demo")
+    for args, reason in ((["serve", demo, "--interval", "-1"],
+                          "argument --interval: -1 is negative"),
+                         (["serve", demo, "--report-every", "0"],
+                          "argument --report-every: 0 is not above 0"),
+                         (["run", demo, "--wait", "-5"], "argument --wait: -5 is negative"),
+                         (["maintain", demo, "--retain-hours", "nan"],
+                          "argument --retain-hours: 'nan' is not a number")):
+        with pytest.raises(SystemExit) as exit_:
+            main(args)
+        assert exit_.value.code == 2
+        assert reason in capsys.readouterr().err

@@ -59,3 +59,22 @@ def test_run_honours_spark_master_from_the_environment(tmp_path: Path) -> None:
     assert any(line.startswith("[2/2] ") and ": 3 rows written" in line
                for line in lines), done.stdout
     assert (warehouse / "out" / "_delta_log").is_dir()
+
+
+def test_a_jvm_that_exits_at_start_is_one_message_with_its_reason(tmp_path: Path) -> None:
+    """The JVM refuses its options and exits before Spark starts (a stack
+    too small; Spark has the JVM ignore unknown options): the run says what
+    the JVM said (its output goes to the Spark log), not PySpark's
+    JAVA_GATEWAY_EXITED traceback. No Spark starts: a fast test."""
+    log = tmp_path / "spark.log"
+    env = {**os.environ, "SPLICE_SPARK_LOG": str(log),
+           "SPLICE_SPARK_CONF": json.dumps({"spark.driver.extraJavaOptions": "-Xss1k"})}
+    done = subprocess.run([sys.executable, "-m", "splice.cli", "run",
+                           str(ROOT / "pipelines" / "demo"), "--warehouse", str(tmp_path / "wh")],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith(
+        "splice: Spark's JVM exited before it started: The Java thread stack size specified "
+        "is too small")
+    assert done.stderr.rstrip().endswith(f"the JVM's output is in {log})")

@@ -109,6 +109,31 @@ def test_bad_numbers_and_coordinates_name_the_variable() -> None:
     assert str(err.value) == "SPLICE_SHUFFLE_PARTITIONS must be a whole number above 0, not 'two'"
     with pytest.raises(SettingsError, match="'delta' is not a Maven coordinate"):
         SpliceSettings.from_env({"SPLICE_SPARK_PACKAGES": "delta"})
+    with pytest.raises(SettingsError) as err:
+        SpliceSettings.from_env({"SPLICE_DRIVER_MEMORY": "lots"})
+    assert str(err.value) == ("the driver memory (SPLICE_DRIVER_MEMORY, or driver_memory in "
+                              "splice.yaml) must be a size such as 4g or 512m, not 'lots'")
+    for size in ("512m", "4G", "2gb", "1073741824"):
+        assert SpliceSettings.from_env({"SPLICE_DRIVER_MEMORY": size}).driver_memory == size
+
+
+def test_bad_maintenance_settings_name_the_variable(monkeypatch) -> None:
+    from engine.maintenance import MaintenancePolicy
+
+    for variable, text, want in (
+            ("SPLICE_MAINTAIN_EVERY", "often", "a whole number"),
+            ("SPLICE_MAINTAIN_EVERY", "-3", "a whole number"),
+            ("SPLICE_RETAIN_HOURS", "a week", "a number"),
+            ("SPLICE_LOG_RETAIN_HOURS", "-1", "a number")):
+        with monkeypatch.context() as env:
+            env.setenv(variable, text)
+            with pytest.raises(SettingsError) as err:
+                MaintenancePolicy.from_env()
+        assert str(err.value) == f"{variable} must be {want}, 0 or more, not {text!r}"
+    monkeypatch.setenv("SPLICE_MAINTAIN_EVERY", "0")
+    monkeypatch.setenv("SPLICE_RETAIN_HOURS", "200.5")
+    policy = MaintenancePolicy.from_env()
+    assert (policy.every_runs, policy.retain_hours, policy.log_retain_hours) == (0, 200.5, None)
 
 
 def test_cli_reports_a_bad_setting_without_a_traceback(tmp_path: Path, monkeypatch,
@@ -170,7 +195,10 @@ def test_warehouse_resource_is_the_engine_layout() -> None:
 def test_connect_without_its_client_libraries_names_the_fix(monkeypatch) -> None:
     """Spark Connect's client needs grpcio-status and friends (pyspark's
     ``connect`` extra). They are pinned, so this branch is reached only by
-    hiding grpc_status from the import system (the one stand-in here)."""
+    hiding grpc_status from the import system (the one stand-in here). In
+    a pytest-xdist worker PySpark's own check exits the process (it takes a
+    __main__ without a file for a doctest run) where elsewhere it raises:
+    both end in this message."""
     from engine.session import start_session
 
     monkeypatch.setitem(sys.modules, "grpc_status", None)
