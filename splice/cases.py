@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine import fs
 from sql.errors import SqlErrors
@@ -62,10 +62,32 @@ class Case(BaseModel):
     error: ErrorExpect | None = None
 
 
+class CaseFileError(ValueError):
+    """A case file that is not a case: YAML that does not parse, or fields
+    missing or of the wrong shape. The message names the file and where."""
+
+
 def load_case(path: str | Path) -> Case:
     with open(path) as fh:
-        data = yaml.safe_load(fh)
-    return Case.model_validate(data)
+        try:
+            data = yaml.safe_load(fh)
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+            problem = getattr(err, "problem", None) or str(err)
+            raise CaseFileError(f"{where}: not valid YAML: {problem}") from None
+    if not isinstance(data, dict):
+        raise CaseFileError(f"{path}: a case is a mapping of its fields (case, sql, runs, "
+                            f"expect, error), not {type(data).__name__}")
+    try:
+        return Case.model_validate(data)
+    except ValidationError as err:
+        problems = []
+        for e in err.errors():
+            where = ".".join(str(part) for part in e["loc"]) or "the case"
+            problems.append(f"'{where}' is missing" if e["type"] == "missing"
+                            else f"'{where}': {e['msg']}")
+        raise CaseFileError(f"{path}: {'; '.join(problems)}") from None
 
 
 @dataclass

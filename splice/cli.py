@@ -343,7 +343,7 @@ def _case_files(paths: list[str]) -> list[Path]:
 def _test(args: argparse.Namespace) -> int:
     from engine.session import start_session
     from engine.settings import SpliceSettings
-    from splice.cases import load_case, run_case
+    from splice.cases import CaseFileError, load_case, run_case
 
     files = _case_files(args.cases)
     spark = None
@@ -361,7 +361,12 @@ def _test(args: argparse.Namespace) -> int:
         bootstrap = broker_address(settings)
         settings = settings.with_packages(KafkaSource.packages)
     for file in files:
-        case = load_case(file)
+        try:
+            case = load_case(file)
+        except CaseFileError as err:  # this file fails; the others still run
+            print(f"FAIL {file}\n  {err}", flush=True)
+            failed += 1
+            continue
         if case.error is None and spark is None:
             spark = start_session(settings)
         result = run_case(case, str(file), spark,

@@ -221,3 +221,21 @@ def test_durations_are_checked_at_the_flag(capsys) -> None:
             main(args)
         assert exit_.value.code == 2
         assert reason in capsys.readouterr().err
+
+
+def test_a_case_file_that_is_not_a_case_fails_with_where_and_why(tmp_path: Path,
+                                                                  capsys) -> None:
+    files = {"yaml.yaml": ("case: x\nsql: [unclosed\n",
+                           "yaml.yaml:3:1: not valid YAML: expected ',' or ']'"),
+             "missing.yaml": ("case: x\nruns: []\n", "missing.yaml: 'sql' is missing"),
+             "shape.yaml": ("case: x\nsql: s\nruns: 5\n",
+                            "shape.yaml: 'runs': Input should be a valid list"),
+             "text.yaml": ("just words\n", "text.yaml: a case is a mapping of its fields")}
+    for name, (text, _) in files.items():
+        (tmp_path / name).write_text(text)
+    assert main(["test", *(str(tmp_path / name) for name in files)]) == 1
+    out = capsys.readouterr().out
+    for name, (_, reason) in files.items():
+        assert f"FAIL {tmp_path / name}\n  {tmp_path}/{reason}" in out
+    assert out.endswith("0 passed, 4 failed\n")
+    assert "Traceback" not in out
