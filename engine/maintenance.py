@@ -48,7 +48,7 @@ from engine import fs
 from engine.delta_sql import detail, table_ref
 from engine.io import StepIO, delta_exists
 from engine.session import own_session
-from engine.settings import SettingsError
+from engine.settings import SettingsError, parse_number
 from sql.plan import SourceStep
 
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
@@ -89,13 +89,10 @@ def _number(variable: str, kind: type[int] | type[float]) -> float | None:
     if not text:
         return None
     try:
-        value = kind(text)
+        return parse_number(text, kind)
     except ValueError:
-        value = -1
-    if value < 0:
         what = "a whole number" if kind is int else "a number"
-        raise SettingsError(f"{variable} must be {what}, 0 or more, not {text!r}")
-    return value
+        raise SettingsError(f"{variable} must be {what}, 0 or more, not {text!r}") from None
 
 
 @dataclass(frozen=True)

@@ -281,14 +281,29 @@ def _memory_size(text: str) -> str:
     return text
 
 
+def parse_number(text: str, kind: type[int] | type[float] = float, least: float = 0,
+                 above: bool = False) -> Any:
+    """``text`` as a number of ``kind`` (a finite one), at least ``least``
+    (above it when ``above``); ValueError says why not, in words a message
+    can quote. The settings, the maintenance variables and the CLI's flags
+    all read their numbers through it."""
+    whole = "a whole number" if kind is int else "a number"
+    try:
+        value = kind(str(text).strip())
+    except ValueError:
+        raise ValueError(f"{text!r} is not {whole}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text!r} is not {whole}")
+    if value < least or (above and value == least):
+        raise ValueError(f"{text} is {'not above' if above else 'less than'} {least:g}")
+    return value
+
+
 def _positive_int(variable: str, text: str) -> int:
     try:
-        value = int(text)
+        return parse_number(text, int, least=1)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise SettingsError(f"{variable} must be a whole number above 0, not {text!r}")
-    return value
+        raise SettingsError(f"{variable} must be a whole number above 0, not {text!r}") from None
 
 
 def parse_conf(text: str) -> dict[str, str]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from engine.claims import ClaimRefused
 from engine.fs import FileSystemUnavailable
-from engine.settings import SettingsError
+from engine.settings import SettingsError, parse_number
 from sql.errors import SqlErrors
 
 
@@ -111,41 +111,22 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def _number(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if value != value or value in (float("inf"), float("-inf")):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number")
-    return value
+def _flag_number(kind: type[int] | type[float] = float, least: float = 0, above: bool = False,
+                 hint: str = "") -> Any:
+    """An argparse type: a number read by the settings' own parser, so a
+    flag refuses what its setting refuses, at the flag (a negative trigger
+    interval was Spark's traceback after starting; --parallel 0 ran)."""
+    def parse(text: str) -> Any:
+        try:
+            return parse_number(text, kind, least, above)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(f"{err}{hint}") from None
+    return parse
 
 
-def _not_negative(text: str) -> float:
-    """A duration: 0 or more (Spark refused a negative trigger interval with
-    a traceback, after starting)."""
-    value = _number(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is negative")
-    return value
-
-
-def _above_zero(text: str) -> float:
-    value = _number(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text} is not above 0")
-    return value
-
-
-def _at_least_one(text: str) -> int:
-    """An argument that counts something that cannot be none (``--parallel``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is less than 1 (1 runs one step at a time)")
-    return value
+_not_negative = _flag_number()
+_above_zero = _flag_number(above=True)
+_at_least_one = _flag_number(int, least=1, hint=" (1 runs one step at a time)")
 
 
 def _spark_flags(p: argparse.ArgumentParser) -> None:

@@ -211,10 +211,10 @@ def test_a_missing_file_is_named_without_the_os_error_number(tmp_path: Path, cap
 def test_durations_are_checked_at_the_flag(capsys) -> None:
     demo = str(ROOT / "pipelines" / "demo")
     for args, reason in ((["serve", demo, "--interval", "-1"],
-                          "argument --interval: -1 is negative"),
+                          "argument --interval: -1 is less than 0"),
                          (["serve", demo, "--report-every", "0"],
                           "argument --report-every: 0 is not above 0"),
-                         (["run", demo, "--wait", "-5"], "argument --wait: -5 is negative"),
+                         (["run", demo, "--wait", "-5"], "argument --wait: -5 is less than 0"),
                          (["maintain", demo, "--retain-hours", "nan"],
                           "argument --retain-hours: 'nan' is not a number")):
         with pytest.raises(SystemExit) as exit_:
