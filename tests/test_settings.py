@@ -214,3 +214,21 @@ def test_connect_without_its_client_libraries_names_the_fix(monkeypatch) -> None
                            "pyarrow): ")
     assert "grpc" in text  # the cause, as PySpark or Python words it
     assert text.endswith("Install them with pip install 'pyspark[connect]==4.2.0'")
+
+
+def test_a_bad_maintenance_setting_stops_a_run_before_it_writes(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    """Read before the run, not after it: nothing is claimed, locked or run
+    (no session is needed to find out)."""
+    from engine.io import StepIO
+    from runtime.runner import run_pipeline
+    from splice.compile import compile_text
+
+    pipeline = compile_text("CREATE STREAM e (id INT) WITH (location='e', format='json', "
+                            "key='id');\nINSERT INTO out SELECT STREAM e.id FROM e;\n",
+                            file="p.sql", name="p")
+    io = StepIO(spark=None, warehouse=Warehouse(root=str(tmp_path / "wh")), pipeline=pipeline)
+    monkeypatch.setenv("SPLICE_MAINTAIN_EVERY", "often")
+    with pytest.raises(SettingsError, match="SPLICE_MAINTAIN_EVERY must be a whole number"):
+        run_pipeline(pipeline, io)
+    assert not (tmp_path / "wh").exists()
