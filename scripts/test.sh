@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+bash scripts/chromium.sh
 .venv/bin/ruff check .
 exec .venv/bin/python -m pytest "$@"

@@ -177,8 +177,8 @@ def test_a_broken_pipeline_shows_every_error_and_fails_with_them(webserver: Webs
 def test_chromium_renders_the_asset_graph(webserver: Webserver, tmp_path: Path) -> None:
     chromium = shutil.which("chromium")
     if chromium is None:
-        pytest.skip("Debian's chromium is not installed (SPLICE_WITH_CHROMIUM=1 bash "
-                    "scripts/setup.sh installs it)")
+        pytest.skip("Debian's chromium is not installed (bash scripts/chromium.sh installs "
+                    "it where apt-get can run as root or through passwordless sudo)")
     # the demo group's own lineage graph (the global one folds each group)
     page = f"{webserver.url}/locations/orchestration.definitions/asset-groups/demo"
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=30000",
