@@ -161,7 +161,12 @@ def _validate(args: argparse.Namespace) -> int:
             for e in err.errors:
                 print(e.render())
             continue
-        print(f"{path}: ok, pipeline '{pipeline.name}' with {len(pipeline.steps)} steps")
+        steps = len(pipeline.steps)
+        if steps == 0:  # valid, but a user who expected statements should hear it
+            print(f"{path}: ok, but pipeline '{pipeline.name}' has no statements: nothing to run")
+        else:
+            print(f"{path}: ok, pipeline '{pipeline.name}' with {steps} "
+                  f"step{'s' if steps > 1 else ''}")
     return 1 if failed else 0
 
 

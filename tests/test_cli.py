@@ -239,3 +239,13 @@ def test_a_case_file_that_is_not_a_case_fails_with_where_and_why(tmp_path: Path,
         assert f"FAIL {tmp_path / name}\n  {tmp_path}/{reason}" in out
     assert out.endswith("0 passed, 4 failed\n")
     assert "Traceback" not in out
+
+
+def test_validate_says_when_a_pipeline_has_no_statements(tmp_path: Path, capsys) -> None:
+    (tmp_path / "empty.sql").write_text("-- nothing yet\n")
+    (tmp_path / "one.sql").write_text(
+        "CREATE STREAM a (id INT) WITH (location='a', key='id');\n")
+    assert main(["validate", str(tmp_path / "empty.sql"), str(tmp_path / "one.sql")]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{tmp_path / 'empty.sql'}: ok, but pipeline 'empty' has no statements: nothing to run",
+        f"{tmp_path / 'one.sql'}: ok, pipeline 'one' with 1 step"]
