@@ -68,9 +68,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _command(port: int, driver_memory: str) -> list[str]:
+def _command(port: int, driver_memory: str, extra: dict[str, str]) -> list[str]:
     settings = SpliceSettings.from_env(driver_memory=driver_memory)
-    conf = {**base_conf(settings), "spark.connect.grpc.binding.address": "127.0.0.1",
+    conf = {**base_conf(settings), **extra, "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": str(port)}
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     # Connectors (SPLICE_SPARK_PACKAGES, e.g. Kafka's) are the server's to
@@ -94,10 +94,12 @@ def running(folder: Path) -> Server | None:
 
 
 def start_server(folder: Path = DEFAULT_FOLDER, port: int | None = None,
-                 driver_memory: str = "2g", python: str | None = None) -> Server:
+                 driver_memory: str = "2g", python: str | None = None,
+                 conf: dict[str, str] | None = None) -> Server:
     """Start a server logging into ``folder`` and wait until its port
     answers; one already running there is reused. ``python`` is the program
-    the server's Python workers run (default: this interpreter)."""
+    the server's Python workers run (default: this interpreter); ``conf``
+    is Spark settings over Splice's own (the test suite's, for its server)."""
     folder = folder.resolve()
     found = running(folder)
     if found is not None:
@@ -108,7 +110,7 @@ def start_server(folder: Path = DEFAULT_FOLDER, port: int | None = None,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
                                                        os.environ.get("PYTHONPATH")]))}
     with open(folder / "server.log", "ab") as out:
-        process = subprocess.Popen(_command(port, driver_memory), stdout=out,
+        process = subprocess.Popen(_command(port, driver_memory, conf or {}), stdout=out,
                                    stderr=subprocess.STDOUT, env=env, cwd=folder,
                                    start_new_session=True)
     server = Server(folder, port, process.pid)

@@ -11,7 +11,6 @@ table must end up with exactly the same rows.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import signal
 import subprocess
@@ -26,7 +25,7 @@ from engine.io import StepIO
 from runtime.runner import run_pipeline
 from splice.cases import append_rows
 from sql.plan import Kind, Pipeline
-from tests.conftest import ROOT, TEST_CHILD_CONF
+from tests.conftest import ROOT, child_env
 
 BASE = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 PIPELINE = ROOT / "tests" / "crash" / "pipeline.sql"
@@ -77,8 +76,7 @@ def run_killed(io: StepIO, kill: Kill, pipeline: Path = PIPELINE,
     """``splice run`` of ``pipeline`` in a child process (the test session's
     Spark settings, and ``conf``), killed at ``kill``; fails unless it died
     by SIGKILL (the point was reached). Returns its output."""
-    env = {**os.environ, ENV: str(kill), "SPLICE_DRIVER_MEMORY": "1g",
-           "SPLICE_SPARK_CONF": json.dumps({**TEST_CHILD_CONF, **(conf or {})})}
+    env = child_env(conf, **{ENV: str(kill)})
     proc = subprocess.run(
         [sys.executable, "-m", "splice.cli", "run", str(pipeline),
          "--warehouse", io.warehouse.root, "--parallel", "1"],

@@ -15,7 +15,7 @@ import pytest
 from engine.lock import pipeline_lock
 from resources.warehouse import WarehouseResource
 from splice.cli import main
-from tests.conftest import ROOT
+from tests.conftest import ROOT, child_env
 
 pytestmark = pytest.mark.spark
 
@@ -40,8 +40,7 @@ def _pipeline(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_two_overlapping_runs_end_well_and_write_once(tmp_path: Path, spark) -> None:
     sql, warehouse = _pipeline(tmp_path)
-    env = {**os.environ, "SPLICE_DRIVER_MEMORY": "1g", "SPLICE_MAINTAIN_EVERY": "0",
-           "PYTHONPATH": str(ROOT)}
+    env = child_env(SPLICE_MAINTAIN_EVERY="0", PYTHONPATH=str(ROOT))
     command = [sys.executable, "-m", "splice.cli", "run", str(sql),
                "--warehouse", str(warehouse), "--wait", "900"]
     runs = [subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,

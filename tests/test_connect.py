@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from splice.connect_server import Server, start_server, stop_server
+from tests.conftest import suite_conf
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "pipelines" / "demo"
@@ -50,7 +51,9 @@ def _late_worker_python(folder: Path) -> tuple[Path, Path]:
 def connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     folder = tmp_path_factory.mktemp("connect")
     program, _ = _late_worker_python(folder)
-    server = start_server(folder, python=str(program))
+    # The suite's settings of a JVM that plans many small queries
+    # (tests/conftest.py): the server runs every step of the tests below.
+    server = start_server(folder, python=str(program), conf=suite_conf())
     try:
         yield server
     finally:

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT, child_env
+
 DEMO = ROOT / "pipelines" / "demo"
 BROKEN_SQL = (
     "CREATE STREAM s (id INT, v STRING) WITH (location='s', key='id');\n"
@@ -76,8 +77,8 @@ def webserver(tmp_path_factory: pytest.TempPathFactory, spark) -> Iterator[Webse
     (home / "dagster.yaml").write_text("nux:\n  enabled: false\ntelemetry:\n  enabled: false\n")
     write_demo_data(compile_path(DEMO), str(warehouse))
     port = _free_port()
-    env = {**os.environ, "DAGSTER_HOME": str(home), "SPLICE_PIPELINES": str(pipelines),
-           "SPLICE_WAREHOUSE": str(warehouse), "SPLICE_DRIVER_MEMORY": "1g"}
+    env = child_env(DAGSTER_HOME=str(home), SPLICE_PIPELINES=str(pipelines),
+                    SPLICE_WAREHOUSE=str(warehouse))
     log = open(base / "webserver.log", "wb")  # noqa: SIM115  (open for the server's life)
     process = subprocess.Popen(
         # `dagster dev`: the webserver and the daemon, which starts queued runs

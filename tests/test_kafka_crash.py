@@ -4,8 +4,6 @@ again and writes nothing twice; nothing is lost."""
 
 from __future__ import annotations
 
-import json
-import os
 import signal
 import subprocess
 import sys
@@ -20,7 +18,7 @@ from engine.kafka_topics import Record, create_topic, produce
 from resources.warehouse import WarehouseResource
 from runtime.runner import run_pipeline
 from splice.compile import compile_path
-from tests.conftest import ROOT, TEST_CHILD_CONF
+from tests.conftest import ROOT, child_env
 from tests.pipeline_helpers import output_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.faults]
@@ -38,8 +36,7 @@ def test_a_run_killed_before_the_checkpoint_commit_duplicates_nothing(
     warehouse = WarehouseResource(root=str(tmp_path / "warehouse"))
     produce(kafka, topic, [Record({"id": i, "item": f"i{i}"}, str(i)) for i in range(6)]
             + [Record("not json", "9")])
-    env = {**os.environ, ENV: f"{point.value}@orders", "SPLICE_DRIVER_MEMORY": "1g",
-           "SPLICE_SPARK_CONF": json.dumps(TEST_CHILD_CONF), "SPLICE_KAFKA_BOOTSTRAP": kafka}
+    env = child_env(**{ENV: f"{point.value}@orders", "SPLICE_KAFKA_BOOTSTRAP": kafka})
     proc = subprocess.run(
         [sys.executable, "-m", "splice.cli", "run", str(sql), "--warehouse", warehouse.root,
          "--parallel", "1"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,

@@ -7,7 +7,6 @@ record."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from resources.warehouse import WarehouseResource
 from runtime.runner import run_pipeline
 from splice.compile import compile_path, compile_text
 from sql.errors import SqlErrors
-from tests.conftest import ROOT, TEST_CHILD_CONF
+from tests.conftest import ROOT, child_env
 from tests.pipeline_helpers import append, make_io
 
 
@@ -141,8 +140,7 @@ def test_a_killed_sink_run_loses_no_record(spark, tmp_path: Path, kafka: str,
     pipeline = compile_path(sql)
     io = StepIO(spark=spark, warehouse=warehouse, pipeline=pipeline, kafka_bootstrap=kafka)
     append(io, "orders", [{"id": i, "item": f"i{i}"} for i in range(5)])
-    env = {**os.environ, ENV: f"{point.value}@copied_topic", "SPLICE_DRIVER_MEMORY": "1g",
-           "SPLICE_SPARK_CONF": json.dumps(TEST_CHILD_CONF), "SPLICE_KAFKA_BOOTSTRAP": kafka}
+    env = child_env(**{ENV: f"{point.value}@copied_topic", "SPLICE_KAFKA_BOOTSTRAP": kafka})
     proc = subprocess.run(
         [sys.executable, "-m", "splice.cli", "run", str(sql), "--warehouse", warehouse.root,
          "--parallel", "1"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,

@@ -16,7 +16,7 @@ from engine.source_state import SourceStateUnreadable, source_marker
 from splice.cases import load_case, run_case
 from splice.cli import main
 from splice.compile import compile_path
-from tests.conftest import CASES, ROOT
+from tests.conftest import CASES, ROOT, child_env
 from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
 
 pytestmark = pytest.mark.s3
@@ -24,8 +24,7 @@ DEMO = ROOT / "pipelines" / "demo"
 
 
 def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items()
-            if not k.startswith(("AWS_", "SPLICE_S3", "SPLICE_SPARK_CONF"))}
+    base = {k: v for k, v in child_env().items() if not k.startswith(("AWS_", "SPLICE_S3"))}
     return subprocess.run([sys.executable, "-m", "splice.cli", *args], cwd=ROOT,
                           env={**base, "AWS_EC2_METADATA_DISABLED": "true",
                                "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
@@ -109,7 +108,7 @@ def test_splice_run_on_an_s3_warehouse_in_its_own_process(spark, s3_server, tmp_
     pipeline = tmp_path / "lenses.sql"
     pipeline.write_text(LENSES_LEFT)
     done = _cli(["run", str(pipeline), "--warehouse", uri],
-                {**s3_server.env(), "SPLICE_DRIVER_MEMORY": "1g"})
+                s3_server.env())
     assert done.returncode == 0, done.stderr
     assert "starting Spark" in done.stdout
     assert output_rows(io, "result", "name", "item") == [("John", "Computer"),
@@ -122,7 +121,7 @@ def test_splice_test_runs_cases_in_an_s3_warehouse(spark, s3_server) -> None:
     warehouses are on S3 (one folder per case under the invocation's)."""
     uri = s3_server.uri("splice-test")
     done = _cli(["test", str(CASES / "lenses-stream-table-left.yaml"), "--warehouse", uri],
-                {**s3_server.env(), "SPLICE_DRIVER_MEMORY": "1g"})
+                s3_server.env())
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "PASS lenses-stream-table-left" in done.stdout
     from engine import fs

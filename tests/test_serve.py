@@ -3,7 +3,6 @@ checkpoints, switching between the two modes either way."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import pytest
 from resources.warehouse import WarehouseResource
 from runtime.runner import run_pipeline
 from runtime.serve import ServeOptions, serve
-from tests.conftest import ROOT
+from tests.conftest import ROOT, child_env
 from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
 
 pytestmark = pytest.mark.spark
@@ -105,7 +104,7 @@ def test_splice_serve_stops_cleanly_on_sigterm(spark, tmp_path) -> None:
     (folder / "p.sql").write_text(LENSES_LEFT)
     io = make_io(spark, WarehouseResource(root=str(tmp_path / "wh")), LENSES_LEFT, name="pipeline")
     _add(io, 0)
-    env = {**os.environ, "SPLICE_DRIVER_MEMORY": "1g"}
+    env = child_env()
     proc = subprocess.Popen(
         [sys.executable, "-m", "splice.cli", "serve", str(folder), "--warehouse",
          io.warehouse.root, "--interval", "0.5", "--report-every", "2"],
