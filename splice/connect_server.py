@@ -2,7 +2,8 @@
 
 pip's pyspark ships ``jars/spark-connect_2.13-*.jar`` but no start script:
 the server is ``spark-submit --class ...SparkConnectServer`` with Delta's
-package and Splice's own Spark settings (engine/session.py), listening on
+package and the Spark settings a classic session of Splice starts with
+(engine/session.py: Splice's own, then the user's), listening on
 127.0.0.1. Delta's Connect plugin is not used (it is not served here), so
 the engine reaches Delta through SQL (engine/delta_sql.py).
 
@@ -30,7 +31,7 @@ from pathlib import Path
 
 import pyspark
 
-from engine.session import base_conf
+from engine.session import spark_conf
 from engine.settings import SpliceSettings
 from splice.processes import wait_gone
 
@@ -70,7 +71,10 @@ def _free_port() -> int:
 
 def _command(port: int, driver_memory: str, extra: dict[str, str]) -> list[str]:
     settings = SpliceSettings.from_env(driver_memory=driver_memory)
-    conf = {**base_conf(settings), **extra, "spark.connect.grpc.binding.address": "127.0.0.1",
+    # Every setting a classic session starts with, the user's included
+    # (SPLICE_SPARK_CONF, splice.yaml, the S3 shorthand): a client cannot
+    # send the ones read when the JVM starts (executor sizes, Java options).
+    conf = {**spark_conf(settings), **extra, "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": str(port)}
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     # Connectors (SPLICE_SPARK_PACKAGES, e.g. Kafka's) are the server's to

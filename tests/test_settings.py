@@ -168,6 +168,27 @@ def test_connect_server_gets_only_session_settings() -> None:
     assert connect_conf(local) == (spark_conf(local), [])
 
 
+def test_the_projects_connect_server_starts_with_the_users_settings(monkeypatch,
+                                                                    tmp_path) -> None:
+    """What a client cannot send (read when the JVM starts) reaches the
+    server that scripts/connect.sh starts: SPLICE_SPARK_CONF and the S3
+    shorthand, over Splice's own settings; the caller's settings over all."""
+    from splice.connect_server import _command
+
+    monkeypatch.chdir(tmp_path)  # no splice.yaml
+    monkeypatch.setenv("SPLICE_SPARK_CONF", json.dumps({"spark.executor.memory": "3g",
+                                                        "spark.sql.shuffle.partitions": "4"}))
+    monkeypatch.setenv("SPLICE_S3_ENDPOINT", "http://127.0.0.1:9000")
+    args = _command(15002, "2g", {"spark.executor.memory": "5g"})
+    conf = dict(args[i + 1].split("=", 1) for i, a in enumerate(args) if a == "--conf")
+    assert conf["spark.executor.memory"] == "5g"
+    assert conf["spark.sql.shuffle.partitions"] == "4"
+    assert conf["spark.hadoop.fs.s3a.endpoint"] == "http://127.0.0.1:9000"
+    assert conf["spark.driver.memory"] == "2g"
+    assert conf["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
+    assert conf["spark.connect.grpc.binding.port"] == "15002"
+
+
 def test_spark_resource_fields_win_over_environment(monkeypatch) -> None:
     monkeypatch.setenv("SPLICE_SPARK_MASTER", "spark://env:7077")
     monkeypatch.setenv("SPLICE_DRIVER_MEMORY", "8g")
