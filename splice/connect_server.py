@@ -103,7 +103,7 @@ def start_server(folder: Path = DEFAULT_FOLDER, port: int | None = None,
     """Start a server logging into ``folder`` and wait until its port
     answers; one already running there is reused. ``python`` is the program
     the server's Python workers run (default: this interpreter); ``conf``
-    is Spark settings over Splice's own (the test suite's, for its server)."""
+    is Spark settings over the session's (the test suite's, for its server)."""
     folder = folder.resolve()
     found = running(folder)
     if found is not None:
