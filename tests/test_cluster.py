@@ -19,10 +19,7 @@ from pathlib import Path
 import pytest
 
 from splice.cluster import Cluster, start_cluster, stop_cluster
-from tests.conftest import CHILD_JAVA_OPTIONS
-
-ROOT = Path(__file__).resolve().parent.parent
-CASES = ROOT / "tests" / "cases"
+from tests.conftest import CASES, CHILD_JAVA_OPTIONS, ROOT
 
 
 @pytest.fixture(scope="module")

@@ -19,11 +19,9 @@ from pathlib import Path
 import pytest
 
 from splice.connect_server import Server, start_server, stop_server
-from tests.conftest import suite_conf
+from tests.conftest import CASES, ROOT, suite_conf
 
-ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "pipelines" / "demo"
-CASES = ROOT / "tests" / "cases"
 
 pytestmark = [pytest.mark.connect, pytest.mark.spark]
 
