@@ -16,6 +16,7 @@ import os
 import tempfile
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -26,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine import fs
 from sql.errors import SqlErrors
-from sql.plan import Kind, Pipeline, SourceStep
+from sql.plan import Kind, Pipeline, SourceStep, Step
 
 
 class OutputExpect(BaseModel):
@@ -209,23 +210,40 @@ def _source(pipeline: Pipeline, name: str) -> SourceStep:
 def check_outputs(io: Any, expect: dict[str, OutputExpect], when: str) -> list[str]:
     from splice.compare import compare_rows
 
-    problems: list[str] = []
     outputs = {name.lower(): step for name, step in io.pipeline.outputs.items()}
+    # Per expected output, in the case's order: a mistake of the case, or
+    # the step whose table is compared.
+    checks: dict[str, str | Step] = {}
     for name, wanted in expect.items():
         step = outputs.get(name.lower())
         if step is None:
             raise CaseDataError(f"the case expects output '{name}', which the pipeline does not "
                                 f"write (its outputs: {', '.join(io.pipeline.outputs)})")
         if wanted.rows is not None and step.kind == Kind.TABLE:
-            problems.append(f"output '{name}' is a table: expect its 'state', not 'rows'")
-            continue
-        if wanted.state is not None and step.kind == Kind.STREAM:
-            problems.append(f"output '{name}' is a stream: expect its 'rows', not 'state'")
-            continue
+            checks[name] = f"output '{name}' is a table: expect its 'state', not 'rows'"
+        elif wanted.state is not None and step.kind == Kind.STREAM:
+            checks[name] = f"output '{name}' is a stream: expect its 'rows', not 'state'"
+        else:
+            checks[name] = step
+
+    def read(step: Step) -> tuple[list[str], list[dict[str, Any]]]:
         df = io.spark.read.format("delta").load(io.table_path(step))
-        actual = [row.asDict(recursive=True) for row in df.collect()]
+        return df.columns, [row.asDict(recursive=True) for row in df.collect()]
+
+    # The tables are read side by side: planning a Delta read computes the
+    # table's snapshot (Spark jobs), and one output need not wait for
+    # another's (a 16-run case with three outputs: 75 against 81 s).
+    steps = {name: check for name, check in checks.items() if not isinstance(check, str)}
+    with ThreadPoolExecutor(max_workers=max(1, len(steps))) as pool:
+        tables = dict(zip(steps, pool.map(read, steps.values()), strict=True))
+    problems: list[str] = []
+    for name, check in checks.items():
+        if isinstance(check, str):
+            problems.append(check)
+            continue
+        wanted, (columns, actual) = expect[name], tables[name]
         expected = wanted.rows if wanted.rows is not None else wanted.state or []
-        result = compare_rows(expected, actual, df.columns)
+        result = compare_rows(expected, actual, columns)
         if not result.ok:
             what = "rows" if wanted.rows is not None else "state"
             problems.append(f"output '{name}' {when} ({what}):")

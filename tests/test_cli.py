@@ -249,3 +249,27 @@ def test_validate_says_when_a_pipeline_has_no_statements(tmp_path: Path, capsys)
     assert capsys.readouterr().out.splitlines() == [
         f"{tmp_path / 'empty.sql'}: ok, but pipeline 'empty' has no statements: nothing to run",
         f"{tmp_path / 'one.sql'}: ok, pipeline 'one' with 1 step"]
+
+
+def test_a_case_expecting_rows_of_a_table_or_state_of_a_stream_is_told_so() -> None:
+    """A case's own mistakes, in the case's order; no table is read for
+    them, so no Spark is needed (``io`` holds the pipeline alone)."""
+    from types import SimpleNamespace
+
+    from splice.cases import OutputExpect, check_outputs
+    from splice.compile import compile_text
+
+    pipeline = compile_text("""
+CREATE TABLE l (k STRING, v STRING) WITH (location='l', key='k');
+CREATE TABLE r (k STRING, v STRING) WITH (location='r', key='k');
+CREATE STREAM s (id INT, k STRING) WITH (location='s', key='id');
+CREATE TABLE joined AS SELECT l.v AS lv, r.v AS rv FROM l JOIN r ON l.k = r.k;
+CREATE STREAM copied AS SELECT id, k FROM s;
+""", file="case.sql", name="case")
+    table, stream = "joined", "copied"
+    assert pipeline.outputs[table].kind.value == "table"
+    assert pipeline.outputs[stream].kind.value == "stream"
+    expect = {stream: OutputExpect(state=[]), table: OutputExpect(rows=[])}
+    problems = check_outputs(SimpleNamespace(pipeline=pipeline, spark=None), expect, "after run 1")
+    assert problems == [f"output '{stream}' is a stream: expect its 'rows', not 'state'",
+                        f"output '{table}' is a table: expect its 'state', not 'rows'"]
