@@ -28,6 +28,8 @@ from engine.fs import resolve
 from engine.lock import Holder
 
 WIDTH = 12
+# Reads of a generation that a renewal may be rewriting (holder()).
+READS = 5
 
 
 class Lease:
@@ -111,8 +113,19 @@ class Lease:
                 fh.write(self._content(self._holder))
 
     def holder(self) -> Holder | None:
-        generations = self._generations()
-        return Holder.parse(self._read(generations[-1])) if generations else None
+        """Who holds the newest generation (None: nobody named). A renewal
+        rewrites the generation in place, which a local file system shows
+        empty for a moment (an object store's put appears whole): a read
+        that finds it unreadable is tried again before giving up."""
+        for _ in range(READS):
+            generations = self._generations()
+            if not generations:
+                return None
+            data = self._read(generations[-1])
+            if data is not None:
+                return Holder.parse(data)
+            time.sleep(0.05)
+        return None
 
     def release(self) -> None:
         self._stop.set()
