@@ -3,13 +3,15 @@ kernel to free it when its holder dies.
 
 The lease is a folder of generations, ``<n>.json`` (twelve digits), each
 naming its holder and an expiry (epoch seconds). The newest generation is
-the lease. To take it, one creates generation n+1 *if absent* (fsspec's
-exclusive mode ``xb``: ``O_EXCL`` locally, a conditional put, ``If-None-Match``,
-on S3 through s3fs), which only one taker can do, and only when generation n
-is released or expired. The holder renews its expiry from a background thread
-every third of the lease time; a holder that died stops renewing, and once its
-expiry passed anyone may take over. Hosts must agree on the time to within a
-fraction of the lease (NTP does).
+the lease. To take it, one creates generation n+1 *if absent*
+(``engine/fs.create_text``: a whole temporary file hard-linked into place
+locally, a conditional put, ``If-None-Match``, on S3 through s3fs), which
+only one taker can do, and only when generation n is released or expired.
+The holder renews its expiry (``engine/fs.write_text``: the file replaced
+whole, so a reader never sees it half written) from a background thread
+every third of the lease time; a holder that died stops renewing, and once
+its expiry passed anyone may take over. Hosts must agree on the time to
+within a fraction of the lease (NTP does).
 
 A taker that read an old listing might create a generation below the newest
 one; after creating it checks that its generation is the newest, and gives it
@@ -24,16 +26,15 @@ import threading
 import time
 from typing import Any
 
-from engine.fs import resolve
+from engine.fs import create_text, resolve, write_text
 from engine.lock import Holder
 
 WIDTH = 12
-# Reads of a generation that a renewal may be rewriting (holder()).
-READS = 5
 
 
 class Lease:
     def __init__(self, uri: str, seconds: float) -> None:
+        self.uri = uri.rstrip("/")
         self.fs, self.folder = resolve(uri)
         self.seconds = seconds
         self._mine: int | None = None
@@ -44,6 +45,12 @@ class Lease:
 
     def _path(self, generation: int) -> str:
         return f"{self.folder}/{generation:0{WIDTH}d}.json"
+
+    def _uri(self, generation: int) -> str:
+        """The generation's URI, for engine/fs's writes, which show a file
+        whole or not at all (locally: a hard link or a rename of a
+        temporary file; elsewhere one put)."""
+        return f"{self.uri}/{generation:0{WIDTH}d}.json"
 
     def _generations(self) -> list[int]:
         try:
@@ -74,21 +81,17 @@ class Lease:
             return False
         return changed + self.seconds > time.time()
 
-    def _content(self, holder: Holder, released: bool = False) -> bytes:
+    def _content(self, holder: Holder, released: bool = False) -> str:
         expires = 0.0 if released else time.time() + self.seconds
         return json.dumps({**json.loads(holder.to_json()), "expires": expires,
-                           "released": released}).encode()
+                           "released": released})
 
     def try_acquire(self, holder: Holder) -> bool:
         generations = self._generations()
         if generations and self._live(generations[-1]):
             return False
         mine = generations[-1] + 1 if generations else 0
-        self.fs.makedirs(self.folder, exist_ok=True)
-        try:
-            with self.fs.open(self._path(mine), "xb") as fh:
-                fh.write(self._content(holder))
-        except FileExistsError:
+        if not create_text(None, self._uri(mine), self._content(holder)):
             return False
         if self._generations()[-1] != mine:  # created below the newest: give it up
             self.fs.rm(self._path(mine))
@@ -109,23 +112,11 @@ class Lease:
             if self._generations()[-1:] != [self._mine]:
                 self.lost = True
                 return
-            with self.fs.open(self._path(self._mine), "wb") as fh:
-                fh.write(self._content(self._holder))
+            write_text(None, self._uri(self._mine), self._content(self._holder))
 
     def holder(self) -> Holder | None:
-        """Who holds the newest generation (None: nobody named). A renewal
-        rewrites the generation in place, which a local file system shows
-        empty for a moment (an object store's put appears whole): a read
-        that finds it unreadable is tried again before giving up."""
-        for _ in range(READS):
-            generations = self._generations()
-            if not generations:
-                return None
-            data = self._read(generations[-1])
-            if data is not None:
-                return Holder.parse(data)
-            time.sleep(0.05)
-        return None
+        generations = self._generations()
+        return Holder.parse(self._read(generations[-1])) if generations else None
 
     def release(self) -> None:
         self._stop.set()
@@ -135,6 +126,5 @@ class Lease:
         if self._mine is None or self._holder is None:
             return
         if self._generations()[-1:] == [self._mine]:
-            with self.fs.open(self._path(self._mine), "wb") as fh:
-                fh.write(self._content(self._holder, released=True))
+            write_text(None, self._uri(self._mine), self._content(self._holder, released=True))
         self._mine = None
