@@ -86,11 +86,13 @@ def test_the_demo_runs_under_spark_connect(connect: Server, spark, tmp_path: Pat
     # name dead letters before the retry)
     again = [line for line in done.stdout.splitlines()
              if "rows written" in line and "; ran again" in line]
-    assert len(again) == 1, done.stdout
-    # once for the late worker, maybe more on a loaded machine (the retry's
-    # own worker can take more than 10 s to start too)
-    assert re.search(r"; ran again [1-4]x: Spark's Python worker for foreachBatch did not "
-                     r"connect back within 10 s \(", again[0]), again[0]
+    assert again, done.stdout
+    # once for the late worker; on a loaded machine other steps' workers can
+    # be late by themselves, and a retry's own worker too (three workers on
+    # two cores: two steps ran again, 1x and 3x), but only ever for this
+    for line in again:
+        assert re.search(r"; ran again [1-4]x: Spark's Python worker for foreachBatch did not "
+                         r"connect back within 10 s \(", line), line
     assert "[2/7] source      orders: 3 rows written, 1 to dead letter" in done.stdout
     assert _rows(spark, str(warehouse / "orders_matched"), "name", "item") == [
         ("John", "Computer"), ("John", "Mouse")]
