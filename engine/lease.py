@@ -43,14 +43,19 @@ class Lease:
         self._thread: threading.Thread | None = None
         self.lost = False  # set when someone took over a lease this holder kept
 
+    @staticmethod
+    def _name(generation: int) -> str:
+        return f"{generation:0{WIDTH}d}.json"
+
     def _path(self, generation: int) -> str:
-        return f"{self.folder}/{generation:0{WIDTH}d}.json"
+        """The generation's path in the lease's file system (reads, listings)."""
+        return f"{self.folder}/{self._name(generation)}"
 
     def _uri(self, generation: int) -> str:
         """The generation's URI, for engine/fs's writes, which show a file
         whole or not at all (locally: a hard link or a rename of a
         temporary file; elsewhere one put)."""
-        return f"{self.uri}/{generation:0{WIDTH}d}.json"
+        return f"{self.uri}/{self._name(generation)}"
 
     def _generations(self) -> list[int]:
         try:
