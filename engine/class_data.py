@@ -28,6 +28,8 @@ import os
 import sys
 from importlib import metadata
 
+from engine import local_fs
+
 ENV = "SPLICE_CLASS_ARCHIVE"  # the archive's path, or "off"
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 # Java options with which the session's own settings decide sharing.
@@ -43,7 +45,11 @@ def archive_path() -> str | None:
         return None
     if chosen:
         return chosen
-    versions = [metadata.version("pyspark"), metadata.version("delta-spark")]
+    # The driver's classpath too: the local file system's jar is on it when
+    # built (engine/local_fs.py), and an archive fits one classpath.
+    jar = local_fs.built_jar()
+    versions = [metadata.version("pyspark"), metadata.version("delta-spark"),
+                *([os.path.basename(jar)] if jar else [])]
     key = hashlib.sha256("\n".join(versions).encode()).hexdigest()[:16]
     return os.path.join(sys.prefix, "var", "splice", f"classes-{key}.jsa")
 

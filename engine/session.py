@@ -24,7 +24,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from engine import class_data, jars
+from engine import class_data, jars, local_fs
 from engine.fs import configure_files
 from engine.settings import ENV, SettingsError, SpliceSettings
 from engine.storage import check_storage, storage_packages
@@ -223,7 +223,12 @@ def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (l
                 builder = builder.config("spark.jars", ",".join(known))
             else:
                 builder = configure_spark_with_delta_pip(builder, extra_packages=packages)
-            if not settings.connect_url:  # classes from an archive (engine/class_data.py)
+            if not settings.connect_url:
+                # Hadoop's local file system without a process per file
+                # (engine/local_fs.py), then classes from an archive
+                # (engine/class_data.py), which records that classpath.
+                for key, value in local_fs.session_options(settings.master, conf).items():
+                    builder = builder.config(key, value)
                 options = class_data.sharing_options(conf)
                 if options is not None:
                     builder = builder.config(class_data.JAVA_OPTIONS, options)

@@ -28,6 +28,10 @@ if [ ! -f "$stamp" ] || [ requirements.lock -nt "$stamp" ] || [ pyproject.toml -
   touch "$stamp"
 fi
 command -v java >/dev/null 2>&1 || { echo "Spark needs Java 17 (java not found)" >&2; exit 1; }
+# Hadoop's local file system without a chmod or readlink process per file
+# (engine/local_fs.py), compiled once with javac; before the archive below,
+# which records the classpath the jar is on.
+.venv/bin/python -m splice.local_fs
 # The classes Spark's JVM loads at every start, archived once (a demo run in
 # a JVM that writes them as it exits, about 2 minutes the first time), so
 # that later local sessions map them instead of loading them

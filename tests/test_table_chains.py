@@ -75,15 +75,49 @@ def _fold(log: list[dict], table: int) -> list[tuple]:
     return list(state.items())
 
 
+def _check(io, spark, logs: dict[int, list[dict]], after: str, last: bool) -> None:
+    """Every chain's result table equals DuckDB's query over the folded
+    changelogs, keyed by the ID where the chain joins keys throughout. After
+    the ``last`` run every table and result holds rows (an earlier run's may
+    be empty, as a join's result may be)."""
+    db = duckdb.connect()
+    for table, log in logs.items():
+        db.execute(f"CREATE TABLE t{table} (id INTEGER, v{table} INTEGER)")
+        rows = _fold(log, table)
+        assert rows or not last, f"the random changelog left t{table} empty; pick another seed"
+        if rows:
+            db.executemany(f"INSERT INTO t{table} VALUES (?, ?)", rows)
+
+    for name, (chain, n, keyed_by_id) in CHAINS.items():
+        query = f"SELECT {', '.join(_columns(n))} FROM {chain}"
+        expected = Counter(db.execute(query).fetchall())
+        assert expected or not last, f"{name}: the oracle's result is empty; pick another seed"
+        step = io.pipeline.outputs[name]
+        rows = spark.read.format("delta").load(io.table_path(step)).collect()
+        names = [p.name for p in step.select]
+        assert Counter(tuple(r[c] for c in names) for r in rows) == expected, (name, after)
+        keys = [r["_key"] for r in rows]
+        assert len(keys) == len(set(map(repr, keys))), f"{name}: duplicate result keys"
+        if keyed_by_id:
+            # The key is the ID itself: the first ID present in the row.
+            assert step.relation.key_type == "int", name
+            assert all(r["_key"] == next(r[f"id{i}"] for i in range(1, n + 1)
+                                         if r[f"id{i}"] is not None) for r in rows), name
+
+
 @pytest.mark.spark
-# A chain's inner stages are read by the next stage: under the recompute
-# plan they MERGE only the rows that differ, the last stage overwrites.
-@pytest.mark.parametrize("plan", ["incremental", "recompute"])
-def test_chains_equal_duckdb_and_keep_the_id_as_key(spark, warehouse, plan: str) -> None:
+def test_chains_equal_duckdb_and_keep_the_id_as_key(spark, warehouse) -> None:
+    """Three runs, each of the two plans taking over the other's result: the
+    incremental plan builds the chains, the recompute updates and deletes
+    their rows (a chain's inner stages are read by the next stage: they
+    MERGE only the rows that differ, the last stage overwrites), and the
+    incremental plan goes on from what the recompute wrote. Each run's
+    results are checked."""
     rng = random.Random(5)
     io = make_io(spark, warehouse, _sql(), name="chains")
     logs: dict[int, list[dict]] = {i: [] for i in range(1, 5)}
-    for _ in range(2):  # the second run updates and deletes rows of the first
+    plans = ("incremental", "recompute", "incremental")
+    for number, plan in enumerate(plans, start=1):
         for table, log in logs.items():
             batch = _changelog(rng, table, 6)
             append(io, f"t{table}", batch)
@@ -92,29 +126,7 @@ def test_chains_equal_duckdb_and_keep_the_id_as_key(spark, warehouse, plan: str)
             reports = run_pipeline(io.pipeline, io)
         joins = [r for r in reports if r.plan]
         assert joins and {r.plan["name"] for r in joins} == {plan}
-
-    db = duckdb.connect()
-    for table, log in logs.items():
-        db.execute(f"CREATE TABLE t{table} (id INTEGER, v{table} INTEGER)")
-        rows = _fold(log, table)
-        assert rows, f"the random changelog left t{table} empty; pick another seed"
-        db.executemany(f"INSERT INTO t{table} VALUES (?, ?)", rows)
-
-    for name, (chain, n, keyed_by_id) in CHAINS.items():
-        query = f"SELECT {', '.join(_columns(n))} FROM {chain}"
-        expected = Counter(db.execute(query).fetchall())
-        assert expected, f"{name}: the oracle's result is empty; pick another seed"
-        step = io.pipeline.outputs[name]
-        rows = spark.read.format("delta").load(io.table_path(step)).collect()
-        names = [p.name for p in step.select]
-        assert Counter(tuple(r[c] for c in names) for r in rows) == expected, name
-        keys = [r["_key"] for r in rows]
-        assert len(keys) == len(set(map(repr, keys))), f"{name}: duplicate result keys"
-        if keyed_by_id:
-            # The key is the ID itself: the first ID present in the row.
-            assert step.relation.key_type == "int", name
-            assert all(r["_key"] == next(r[f"id{i}"] for i in range(1, n + 1)
-                                         if r[f"id{i}"] is not None) for r in rows), name
+        _check(io, spark, logs, f"run {number} ({plan})", last=number == len(plans))
 
 
 def test_a_stage_joining_a_kept_key_is_a_key_join() -> None:

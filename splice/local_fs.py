@@ -1,0 +1,27 @@
+"""Builds the jar of the forkless local file system (engine/local_fs.py):
+``python -m splice.local_fs [--force]``, which ``scripts/setup.sh`` runs
+before it writes the class-data archive (the jar is on the classpath the
+archive records)."""
+
+from __future__ import annotations
+
+import sys
+
+from engine.local_fs import ENV, BuildError, build
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        path = build(force="--force" in args)
+    except BuildError as err:
+        # Not fatal: sessions keep Hadoop's own local file system, only slower.
+        print(f"local file system jar: not built ({err}); sessions keep Hadoop's own "
+              f"(set {ENV}=off to say so)", file=sys.stderr)
+        return 0
+    print(f"local file system jar: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
