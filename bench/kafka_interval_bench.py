@@ -20,6 +20,8 @@ from __future__ import annotations
 import datetime as dt
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from common import alternate, arguments, write_hand_written
@@ -94,27 +96,38 @@ def hand_run(spark: SparkSession, bootstrap: str, root: Path) -> tuple[float, in
     return write_hand_written(out, root, began)
 
 
-def main() -> None:
-    args = arguments(__doc__.splitlines()[0], "records per topic")
-    work = Path(tempfile.mkdtemp(prefix="splice-kafka-bench-"))
+@contextmanager
+def filled_topics(prefix: str, rows: int) -> Iterator[tuple[Path, str, SparkSession]]:
+    """(a new work folder, the bootstrap address of a broker started in it,
+    a session with Kafka's connector), both topics holding ``rows`` records;
+    the broker stopped after. The Kafka benchmarks' common start."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
     broker = start_broker(work / "broker")
     try:
         spark = start_session(SpliceSettings.from_env(driver_memory="6g", packages=(KAFKA,)))
         began = time.monotonic()
-        fill_topics(broker.bootstrap, args.rows)
-        print(f"produced {args.rows:,} records to each of 2 topics in "
+        fill_topics(broker.bootstrap, rows)
+        print(f"produced {rows:,} records to each of 2 topics in "
               f"{time.monotonic() - began:.1f} s", flush=True)
+        yield work, broker.bootstrap, spark
+    finally:
+        stop_broker(work / "broker")
+
+
+def main() -> None:
+    args = arguments(__doc__.splitlines()[0], "records per topic")
+    with filled_topics("splice-kafka-bench-", args.rows) as (work, bootstrap, spark):
         counts: dict[str, int] = {}
 
         def splice(n: int) -> float:
-            seconds, counts["splice"] = splice_run(spark, broker.bootstrap, work / f"wh{n}",
+            seconds, counts["splice"] = splice_run(spark, bootstrap, work / f"wh{n}",
                                                    str(n))
             print(f"round {n}: splice  {seconds:6.1f} s  {counts['splice'] / seconds:10,.0f} "
                   f"rows/s ({counts['splice']:,} rows; sources and join)", flush=True)
             return seconds
 
         def hand(n: int) -> float:
-            seconds, counts["hand"] = hand_run(spark, broker.bootstrap, work / f"hand{n}")
+            seconds, counts["hand"] = hand_run(spark, bootstrap, work / f"hand{n}")
             print(f"round {n}: pyspark {seconds:6.1f} s  {counts['hand'] / seconds:10,.0f} "
                   "rows/s", flush=True)
             return seconds
@@ -124,8 +137,6 @@ def main() -> None:
         print(f"best: splice {args.rows / times.best_splice:,.0f} rows/s, hand-written "
               f"{args.rows / times.best_other:,.0f} rows/s, ratio {times.ratio_of_rates():.3f}; "
               f"median ratio {times.median_ratio_of_rates():.3f} (goal: at least 0.95)")
-    finally:
-        stop_broker(work / "broker")
 
 
 if __name__ == "__main__":

@@ -25,22 +25,18 @@ dead letters must write both, and every variant the 1M joined rows.
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from common import arguments
-from kafka_interval_bench import KAFKA, fill_topics, hand_run
+from kafka_interval_bench import filled_topics, hand_run
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from engine.kafka_topics import Record, produce
-from engine.session import start_session
-from engine.settings import SpliceSettings
-from splice.kafka_broker import start_broker, stop_broker
 
 WINDOW = "o.id = p.order_id AND p.ts BETWEEN o.ts - INTERVAL 1 MINUTE AND o.ts + INTERVAL 1 MINUTE"
 DEAD = "struct<topic:string,partition:int,offset:bigint,raw:string,reason:string>"
@@ -121,18 +117,14 @@ VARIANTS = ("good-only-per-reference", "good-only", "dead-in-query", "dead-query
 
 def main() -> None:
     args = arguments(__doc__.splitlines()[0], "records per topic")
-    work = Path(tempfile.mkdtemp(prefix="splice-kafka-single-pass-"))
-    broker = start_broker(work / "broker")
-    try:
-        spark = start_session(SpliceSettings.from_env(driver_memory="6g", packages=(KAFKA,)))
-        fill_topics(broker.bootstrap, args.rows)
-        produce(broker.bootstrap, "orders", [
+    with filled_topics("splice-kafka-single-pass-", args.rows) as (work, bootstrap, spark):
+        produce(bootstrap, "orders", [
             Record("not json", key="x"),
             Record({"customer": 1, "ts": "2024-01-01T00:00:00Z"}, key="y")])
         for n in range(args.rounds):
             runs: dict[str, Callable[[Path], tuple[float, int, int]]] = {
-                "hand-written": lambda root: (*hand_run(spark, broker.bootstrap, root), 0),
-                **{v: (lambda root, v=v: run_variant(spark, broker.bootstrap, root, v))
+                "hand-written": lambda root: (*hand_run(spark, bootstrap, root), 0),
+                **{v: (lambda root, v=v: run_variant(spark, bootstrap, root, v))
                    for v in VARIANTS}}
             hand = None
             for name, run in runs.items():
@@ -142,8 +134,6 @@ def main() -> None:
                 hand = hand or seconds
                 print(f"round {n}: {name:24s} {seconds:6.1f} s  hand-written/this "
                       f"{hand / seconds:5.2f}  ({rows:,} rows, {dead} dead letters)", flush=True)
-    finally:
-        stop_broker(work / "broker")
 
 
 if __name__ == "__main__":
