@@ -71,9 +71,10 @@ def _rows(spark, path: str, *columns: str) -> list[tuple]:
 
 
 def test_the_demo_runs_under_spark_connect(connect: Server, spark, tmp_path: Path) -> None:
-    """The demo's first step meets a foreachBatch worker that starts later
-    than Spark waits for it (the timeout that failed CI on a loaded
-    machine): the step runs again, and the rows are the same."""
+    """The first of the demo's steps to start a foreachBatch worker meets
+    one that starts later than Spark waits for it (the timeout that failed
+    CI on a loaded machine): the step runs again, and the rows are the
+    same."""
     warehouse = tmp_path / "wh"
     flag = connect.folder / "late-next-worker"
     flag.touch()
@@ -81,13 +82,14 @@ def test_the_demo_runs_under_spark_connect(connect: Server, spark, tmp_path: Pat
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert not flag.exists()  # a worker was late
     assert f"starting Spark (Spark Connect {connect.url})" in done.stdout
-    # steps run side by side: the late worker is the first step's to start one
-    # (whichever of the two sources starts its worker first: its line may
-    # name dead letters before the retry)
+    # steps run side by side: the late worker is the first one any step
+    # starts, and which step that is depends on timing (CI saw the
+    # materialization of customers start its worker before orders did; an
+    # empty source starts none), so the test asks only that a step ran
+    # again, for this reason (its line may name dead letters before it)
     again = [line for line in done.stdout.splitlines()
              if "rows written" in line and "; ran again" in line]
-    # the injected one is a source's: only the two sources start at first
-    assert any(re.match(r"\[\d/7\] source ", line) for line in again), done.stdout
+    assert again, done.stdout
     # once for the late worker; on a loaded machine other steps' workers can
     # be late by themselves, and a retry's own worker too (three workers on
     # two cores: two steps ran again, 1x and 3x), but only ever for this
