@@ -26,7 +26,7 @@ from typing import Any
 
 from engine import class_data, jars, local_fs
 from engine.fs import configure_files
-from engine.settings import ENV, SettingsError, SpliceSettings
+from engine.settings import ENV, SESSION_SETTINGS, SettingsError, SpliceSettings
 from engine.storage import check_storage, storage_packages
 
 _lock = threading.Lock()
@@ -167,13 +167,18 @@ def own_session(spark: Any) -> Any:
     Spark Connect, which cannot clone a session, ``spark`` itself.
 
     A new session starts from the application's settings: Splice's own
-    (``splice.*``, such as ``splice.tableJoin.plan``) set on ``spark`` since
-    are carried over, so that they hold for the steps a caller runs."""
+    (``SESSION_SETTINGS``, such as ``splice.tableJoin.plan``) set on
+    ``spark`` since are carried over, so that they hold for the steps a
+    caller runs. They are asked for by name: PySpark's ``conf.getAll``
+    fetches every setting in a round trip of its own and ends on a Java
+    exception that PySpark converts, 29 ms a call against 1 ms (measured),
+    once for every step of every run (docs/DECISIONS.md)."""
     if is_connect(spark):
         return spark
     session = spark.newSession()
-    for name, value in spark.conf.getAll.items():
-        if name.startswith("splice."):
+    for name in SESSION_SETTINGS:
+        value = spark.conf.get(name, None)
+        if value is not None:
             session.conf.set(name, value)
     return session
 

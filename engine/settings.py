@@ -66,6 +66,17 @@ ENV = {
 }
 SETTINGS_FILE = "splice.yaml"
 
+# Splice's own settings of a Spark session (``spark.conf.set``, or the
+# session's settings), read where they act: the table-table join plan
+# (joins/physical/table_plan.py) and where a new Delta stream starts
+# (engine/stream_start.py). Each step runs in a session of its own
+# (engine.session.own_session), which is given those of them that are set.
+PLAN_SETTING = "splice.tableJoin.plan"
+FRACTION_SETTING = "splice.tableJoin.recomputeFraction"
+READ_FRACTION_SETTING = "splice.tableJoin.recomputeFractionWhenRead"
+STREAM_START_SETTING = "splice.stream.startFromLog"
+SESSION_SETTINGS = (PLAN_SETTING, FRACTION_SETTING, READ_FRACTION_SETTING, STREAM_START_SETTING)
+
 
 class SettingsError(ValueError):
     """A setting's value cannot be used; the message names the variable and

@@ -45,14 +45,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from engine.settings import SettingsError
+from engine.settings import (
+    FRACTION_SETTING,
+    PLAN_SETTING,
+    READ_FRACTION_SETTING,
+    SettingsError,
+)
 
 if TYPE_CHECKING:  # Spark-free at import: EXPLAIN's nodes read the fraction
     from pyspark.sql import SparkSession
 
-PLAN_SETTING = "splice.tableJoin.plan"
-FRACTION_SETTING = "splice.tableJoin.recomputeFraction"
-READ_FRACTION_SETTING = "splice.tableJoin.recomputeFractionWhenRead"
 # Distinct changed join values / input rows from which a recompute is
 # chosen, when it overwrites the result (no step reads its change feed):
 # bench/table_plan_bench.py measured the overwrite cheaper from 0.125% of
