@@ -34,9 +34,8 @@ from typing import Any
 
 from engine import fs
 from engine.delta_log import commit_actions, commit_versions
-from engine.settings import STREAM_START_SETTING
+from engine.settings import STREAM_START_SETTING as SETTING
 
-SETTING = STREAM_START_SETTING
 # The start options of a query's Delta streams, by table path, in its checkpoint.
 RECORD = "splice_stream_starts.json"
 # Above this many commits the snapshot is kept: each commit file is read

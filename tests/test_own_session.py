@@ -23,7 +23,8 @@ pytestmark = pytest.mark.spark
 def test_splices_settings_that_are_set_are_carried_and_no_other(spark: Any) -> None:
     assert set(SESSION_SETTINGS) == {PLAN_SETTING, FRACTION_SETTING, READ_FRACTION_SETTING,
                                      STREAM_START_SETTING}
-    given = {PLAN_SETTING: spark.conf.get(PLAN_SETTING, None)}
+    plan = spark.conf.get(PLAN_SETTING, None)
+    assert plan == "incremental"  # the suite's (tests/conftest.py)
     partitions = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set(FRACTION_SETTING, "0.5")
     spark.conf.set(STREAM_START_SETTING, "false")
@@ -31,9 +32,8 @@ def test_splices_settings_that_are_set_are_carried_and_no_other(spark: Any) -> N
     try:
         session = own_session(spark)
         assert {name: session.conf.get(name, None) for name in SESSION_SETTINGS} == {
-            PLAN_SETTING: given[PLAN_SETTING], FRACTION_SETTING: "0.5",
+            PLAN_SETTING: plan, FRACTION_SETTING: "0.5",
             READ_FRACTION_SETTING: None, STREAM_START_SETTING: "false"}
-        assert given[PLAN_SETTING] == "incremental"  # the suite's (tests/conftest.py)
         assert session.conf.get("spark.sql.shuffle.partitions") == partitions != "7"
         spark.conf.set(FRACTION_SETTING, "0.25")  # the two sessions' settings are apart
         assert session.conf.get(FRACTION_SETTING) == "0.5"
