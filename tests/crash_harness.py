@@ -98,10 +98,10 @@ def table_rows(io: StepIO) -> dict[str, Counter]:
     spark, pipeline = io.spark, io.pipeline
     tables: dict[str, Counter] = {}
     for name, step in pipeline.outputs.items():
-        df = spark.read.format("delta").load(io.table_path(step))
-        tables[name] = Counter(_hashable(r.asDict(recursive=True)) for r in df.collect())
+        rows = spark.read.format("delta").load(io.table_path(step)).collect()
+        tables[name] = Counter(_hashable(r.asDict(recursive=True)) for r in rows)
         if step.kind == Kind.TABLE:
-            keys = Counter(repr(r["_key"]) for r in df.select("_key").collect())
+            keys = Counter(repr(r["_key"]) for r in rows)
             assert max(keys.values(), default=1) == 1, f"{name}: a key twice"
     for name in pipeline.sources:
         path = io.warehouse.dead_letter_path(pipeline.name, name)

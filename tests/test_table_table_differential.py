@@ -124,9 +124,9 @@ def test_table_table_joins_equal_duckdb(spark, warehouse, seed: int, plan: str) 
     for name, (query, oracle) in JOINS.items():
         expected = Counter(tuple(row) for row in db.execute(oracle).fetchall())
         step = io.pipeline.outputs[name]
-        df = spark.read.format("delta").load(io.table_path(step))
+        rows = spark.read.format("delta").load(io.table_path(step)).collect()
         columns = [p.name for p in step.select]
-        actual = Counter(tuple(row[c] for c in columns) for row in df.collect())
+        actual = Counter(tuple(row[c] for c in columns) for row in rows)
         assert actual == expected, f"{name}: {query}"
-        keys = [row["_key"] for row in df.collect()]
+        keys = [row["_key"] for row in rows]
         assert len(keys) == len(set(map(repr, keys))), f"{name}: duplicate result keys"

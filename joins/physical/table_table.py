@@ -125,10 +125,11 @@ class TableTableQuery(JoinQuery[IncrementalTableJoin]):
             affected right keys); ``keep`` caches the inputs' current rows,
             which are read twice and must be the same rows both times (a
             table read again may have a newer version). What is derived from
-            cached rows is not cached: the MERGE's source, cached below,
-            computes it once, and each cache costs Spark a planning of its
-            own (about 35 ms: 7.1 s of the 30 s the fk acceptance case's
-            micro-batches took, with all of them cached)."""
+            cached rows is not cached: Delta materializes the MERGE's
+            source once (see ``_merge``), and each cache costs Spark a
+            planning of its own (about 35 ms: 7.1 s of the 30 s the fk
+            acceptance case's micro-batches took, with all of them
+            cached)."""
             sides = ((left_id, "l"), (right_id, "r"))
             # Caching a side's rows plans its query, and planning a Delta
             # read computes the input's snapshot (two Spark jobs): the two
@@ -181,7 +182,7 @@ class TableTableQuery(JoinQuery[IncrementalTableJoin]):
                                     result_files=files.result() if files else None)
                 with noted(target.spark, choice):
                     if choice.plan == Plan.INCREMENTAL:
-                        self._merge(*recompute(changed, values, keep), target, keep)
+                        self._merge(*recompute(changed, values, keep), target)
                     else:
                         whole = self._joined(io.read_table(left_id), io.read_table(right_id))
                         write_recomputed(whole, choice, target, keep)
@@ -206,20 +207,20 @@ class TableTableQuery(JoinQuery[IncrementalTableJoin]):
         return self.output(left.join(right, self.match_condition(), _HOW[self.step.join_type]))
 
     def _merge(self, recomputed: DataFrame, affected_l: DataFrame, affected_r: DataFrame,
-               target: BatchTarget, keep: Callable[[DataFrame], DataFrame]) -> None:
+               target: BatchTarget) -> None:
         """Recomputed rows replace their keys; stale rows that were not
-        recomputed are deleted; all in one idempotent MERGE."""
+        recomputed are deleted; all in one idempotent MERGE.
+
+        The MERGE reads its source more than once (to find the files it
+        touches, then to write); Delta materializes it first, since it
+        holds the cached change batch (not only Delta scans), so it is
+        computed once, from the cached inputs, and freed by Delta after."""
         stale = self._stale_keys(target, affected_l, affected_r,
                                  recomputed.schema[KEY].dataType)
         doomed = stale.join(recomputed.select(KEY), stale["k"].eqNullSafe(recomputed[KEY]),
                             "left_anti").select(F.col("k").alias(KEY))
-        # MERGE reads its source more than once (to find the files it touches,
-        # then to write): compute it once, before the MERGE, and free it after
-        # (a long-lived process runs many micro-batches; blocks left to the
-        # garbage collector filled the heap).
-        source = keep(recomputed.withColumn("__delete", F.lit(False))
-                      .unionByName(doomed.withColumn("__delete", F.lit(True)),
-                                   allowMissingColumns=True))
-        source.count()
+        source = (recomputed.withColumn("__delete", F.lit(False))
+                  .unionByName(doomed.withColumn("__delete", F.lit(True)),
+                               allowMissingColumns=True))
         merge_by_key(target.spark, target.path, source, "__delete", recomputed.columns,
                      target.txn_app, target.batch_id, target.step_id)
