@@ -32,9 +32,10 @@ def write_recomputed(result: DataFrame, choice: PlanChoice, target: BatchTarget,
     # is gone. EXCEPT compares NULLs as equal, as a stored row is compared.
     differing = result.subtract(stored)
     gone = stored.select(KEY).subtract(result.select(KEY))
-    source = keep(differing.withColumn("__delete", F.lit(False))
-                  .unionByName(gone.withColumn("__delete", F.lit(True)),
-                               allowMissingColumns=True))
-    source.count()  # MERGE reads its source twice: computed once, before it
+    # MERGE reads its source twice; Delta materializes it once first, as it
+    # holds the cached result (not only Delta scans): see TableTableQuery._merge.
+    source = (differing.withColumn("__delete", F.lit(False))
+              .unionByName(gone.withColumn("__delete", F.lit(True)),
+                           allowMissingColumns=True))
     merge_by_key(target.spark, target.path, source, "__delete", result.columns,
                  target.txn_app, target.batch_id, target.step_id)
