@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, child_env
 
 ENGINE_MODULES = ["engine.claims", "engine.definitions", "engine.errors", "engine.faults",
                   "engine.fs", "engine.io", "engine.lease", "engine.lock",
@@ -46,9 +46,8 @@ def test_run_honours_spark_master_from_the_environment(tmp_path: Path) -> None:
     (warehouse / "e").mkdir(parents=True)
     (warehouse / "e" / "part-0.json").write_text(
         "".join(json.dumps({"id": i, "v": f"r{i}"}) + "\n" for i in range(3)))
-    env = {**os.environ, "SPLICE_SPARK_MASTER": "local[1]", "SPLICE_WAREHOUSE": str(warehouse),
-           "SPLICE_DRIVER_MEMORY": "1g", "SPLICE_MAINTAIN_EVERY": "0",
-           "PYTHONPATH": str(ROOT)}
+    env = child_env(SPLICE_SPARK_MASTER="local[1]", SPLICE_WAREHOUSE=str(warehouse),
+                    SPLICE_MAINTAIN_EVERY="0", PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-m", "splice.cli", "run", str(sql), "--parallel",
                            "1"], cwd=ROOT, env=env, text=True, capture_output=True,
                           timeout=900)
