@@ -16,8 +16,11 @@ environment. A classic session's driver then starts with the jar on its
 classpath, and a local session (driver and executors in one JVM) takes
 them as ``fs.file.impl`` and ``fs.AbstractFileSystem.file.impl``. A cluster
 session's executors do not have the jar: it keeps Hadoop's own. Without
-the jar (no ``javac``, ``SPLICE_LOCAL_FS=off``) every session keeps Hadoop's
-own, as do sessions whose settings name either file system themselves.
+the jar (no ``javac``) every session keeps Hadoop's own, as do sessions
+whose settings name either file system themselves and every session under
+``SPLICE_LOCAL_FS=off``. Off leaves a built jar on the driver's classpath:
+the class-data archive (engine/class_data.py) records the classpath it was
+written with, and a JVM whose classpath differs starts without it, silently.
 """
 
 from __future__ import annotations
@@ -46,11 +49,15 @@ def _sources() -> list[Path]:
     return sorted(SOURCES.rglob("*.java"))
 
 
-def jar_path() -> str | None:
+def wanted() -> bool:
+    """Whether local sessions take the forkless file systems (unless
+    ``SPLICE_LOCAL_FS=off``)."""
+    return os.environ.get(ENV, "").strip().lower() != "off"
+
+
+def jar_path() -> str:
     """Where this checkout's jar is (or would be): keyed by PySpark's
-    version (its Hadoop) and the sources; None when ``SPLICE_LOCAL_FS=off``."""
-    if os.environ.get(ENV, "").strip().lower() == "off":
-        return None
+    version (its Hadoop) and the sources."""
     digest = hashlib.sha256(metadata.version("pyspark").encode())
     for source in _sources():
         digest.update(source.read_bytes())
@@ -58,21 +65,23 @@ def jar_path() -> str | None:
 
 
 def built_jar() -> str | None:
-    """The jar, when it is built (and wanted)."""
+    """The jar, when it is built."""
     path = jar_path()
-    return path if path is not None and os.path.isfile(path) else None
+    return path if os.path.isfile(path) else None
 
 
 def session_options(master: str, conf: dict[str, str]) -> dict[str, str]:
     """The settings a classic session of ``master`` whose own settings are
     ``conf`` takes from the jar (none without it): the driver's classpath,
-    and for a local master the two file systems."""
+    and for a local master the two file systems, unless they are not
+    wanted (the classpath stays, so that the class-data archive fits)."""
     jar = built_jar()
     if jar is None:
         return {}
     own = conf.get(CLASS_PATH, "")
     options = {CLASS_PATH: f"{jar}{os.pathsep}{own}" if own else jar}
-    if master.startswith("local") and not any(key in conf for key in IMPLEMENTATIONS):
+    if (wanted() and master.startswith("local")
+            and not any(key in conf for key in IMPLEMENTATIONS)):
         options.update(IMPLEMENTATIONS)
     return options
 
@@ -86,8 +95,6 @@ def build(force: bool = False) -> str:
     is there); its path. Written to a temporary name and moved into place,
     so a session never starts with half a jar."""
     path = jar_path()
-    if path is None:
-        raise BuildError(f"{ENV}=off: not built")
     if os.path.isfile(path) and not force:
         return path
     javac = shutil.which("javac")

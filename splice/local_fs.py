@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from engine.local_fs import ENV, BuildError, build
+from engine.local_fs import BuildError, build
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -16,8 +16,8 @@ def main(argv: list[str] | None = None) -> int:
         path = build(force="--force" in args)
     except BuildError as err:
         # Not fatal: sessions keep Hadoop's own local file system, only slower.
-        print(f"local file system jar: not built ({err}); sessions keep Hadoop's own "
-              f"(set {ENV}=off to say so)", file=sys.stderr)
+        print(f"local file system jar: not built ({err}); sessions keep Hadoop's own",
+              file=sys.stderr)
         return 0
     print(f"local file system jar: {path}")
     return 0

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import local_fs
+from engine import class_data, local_fs
 from tests.conftest import ROOT, child_env
 
 SQL = ("CREATE STREAM e (id INT, v STRING) WITH (location='e', format='json', key='id');\n"
@@ -112,8 +112,18 @@ def test_only_a_local_session_takes_the_file_systems(monkeypatch, tmp_path: Path
         local_fs.CLASS_PATH: f"{jar}{os.pathsep}/a.jar"}
 
 
-def test_off_builds_nothing(monkeypatch) -> None:
+def test_off_keeps_hadoops_file_systems_and_the_class_archive(monkeypatch,
+                                                               tmp_path: Path) -> None:
+    """Off, a local session keeps Hadoop's own file systems, but the jar
+    stays on the driver's classpath: the class-data archive records the
+    classpath it was written with, and a JVM whose classpath differs
+    started without the archive, silently (it was so until 2026-11-28)."""
+    jar = tmp_path / "local-fs.jar"
+    jar.write_bytes(b"")
+    monkeypatch.setattr(local_fs, "jar_path", lambda: str(jar))
+    monkeypatch.delenv(class_data.ENV, raising=False)
+    on = local_fs.session_options("local[2]", {}), class_data.archive_path()
     monkeypatch.setenv(local_fs.ENV, "off")
-    assert local_fs.jar_path() is None and local_fs.built_jar() is None
-    with pytest.raises(local_fs.BuildError, match="off"):
-        local_fs.build()
+    assert local_fs.session_options("local[2]", {}) == {local_fs.CLASS_PATH: str(jar)}
+    assert on[0][local_fs.CLASS_PATH] == str(jar)
+    assert class_data.archive_path() == on[1]
