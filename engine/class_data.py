@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
 from importlib import metadata
 
 from engine import local_fs
+from engine.env_files import env_file
 
 ENV = "SPLICE_CLASS_ARCHIVE"  # the archive's path, or "off"
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
@@ -51,7 +51,7 @@ def archive_path() -> str | None:
     versions = [metadata.version("pyspark"), metadata.version("delta-spark"),
                 *([os.path.basename(jar)] if jar else [])]
     key = hashlib.sha256("\n".join(versions).encode()).hexdigest()[:16]
-    return os.path.join(sys.prefix, "var", "splice", f"classes-{key}.jsa")
+    return env_file(f"classes-{key}.jsa")
 
 
 def usable(conf: dict[str, str]) -> bool:

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
 from importlib import metadata
 from urllib.parse import urlparse
+
+from engine.env_files import env_file
 
 # Settings that decide the classpath: with any of them set, Spark resolves.
 _OWN_RESOLUTION = ("spark.jars", "spark.jars.packages", "spark.jars.ivy",
@@ -40,7 +41,7 @@ def record_path(packages: list[str]) -> str:
     """Where the jars of Delta plus ``packages`` are recorded."""
     versions = [metadata.version("pyspark"), metadata.version("delta-spark")]
     key = hashlib.sha256("\n".join([*versions, *sorted(set(packages))]).encode()).hexdigest()
-    return os.path.join(sys.prefix, "var", "splice", f"jars-{key[:16]}.txt")
+    return env_file(f"jars-{key[:16]}.txt")
 
 
 def recorded(packages: list[str]) -> list[str] | None:

@@ -30,11 +30,12 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import zipfile
 from importlib import metadata
 from pathlib import Path
+
+from engine.env_files import env_file
 
 ENV = "SPLICE_LOCAL_FS"  # "off": Hadoop's own local file system
 SOURCES = Path(__file__).resolve().parent / "java"
@@ -61,7 +62,7 @@ def jar_path() -> str:
     digest = hashlib.sha256(metadata.version("pyspark").encode())
     for source in _sources():
         digest.update(source.read_bytes())
-    return os.path.join(sys.prefix, "var", "splice", f"local-fs-{digest.hexdigest()[:16]}.jar")
+    return env_file(f"local-fs-{digest.hexdigest()[:16]}.jar")
 
 
 def built_jar() -> str | None:
