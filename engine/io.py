@@ -125,6 +125,11 @@ class StepIO:
         """A table step's current rows, read afresh on every call."""
         step = self.pipeline.step(step_id)
         assert step.kind == Kind.TABLE, f"{step_id} is not a table"
+        return self.read_stored(step)
+
+    def read_stored(self, step: Step) -> DataFrame:
+        """What ``step`` has stored, as a batch: a stream's rows so far, a
+        table's current rows (what ``splice test`` compares)."""
         return self.spark.read.format("delta").load(self.table_path(step))
 
 

@@ -227,7 +227,7 @@ def check_outputs(io: Any, expect: dict[str, OutputExpect], when: str) -> list[s
             checks[name] = step
 
     def read(step: Step) -> tuple[list[str], list[dict[str, Any]]]:
-        df = io.spark.read.format("delta").load(io.table_path(step))
+        df = io.read_stored(step)
         return df.columns, [row.asDict(recursive=True) for row in df.collect()]
 
     # The tables are read side by side: planning a Delta read computes the
