@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,20 +97,28 @@ def table_rows(io: StepIO) -> dict[str, Counter]:
     """Every output's rows and every dead letter (less the time it was
     rejected and the micro-batch it came in), as multisets."""
     spark, pipeline = io.spark, io.pipeline
-    tables: dict[str, Counter] = {}
-    for name, step in pipeline.outputs.items():
+
+    def output(name: str) -> Counter:
+        step = pipeline.outputs[name]
         rows = spark.read.format("delta").load(io.table_path(step)).collect()
-        tables[name] = Counter(_hashable(r.asDict(recursive=True)) for r in rows)
         if step.kind == Kind.TABLE:
             keys = Counter(repr(r["_key"]) for r in rows)
             assert max(keys.values(), default=1) == 1, f"{name}: a key twice"
-    for name in pipeline.sources:
-        path = io.warehouse.dead_letter_path(pipeline.name, name)
-        if os.path.exists(path):
-            df = spark.read.format("delta").load(path).drop("rejected_at", "batch_id")
-            tables[f"dead_letter:{name}"] = Counter(
-                tuple(sorted(r.asDict().items())) for r in df.collect())
-    return tables
+        return Counter(_hashable(r.asDict(recursive=True)) for r in rows)
+
+    def dead_letter(path: str) -> Counter:
+        df = spark.read.format("delta").load(path).drop("rejected_at", "batch_id")
+        return Counter(tuple(sorted(r.asDict().items())) for r in df.collect())
+
+    letters = {f"dead_letter:{name}": path for name in pipeline.sources
+               if os.path.exists(path := io.warehouse.dead_letter_path(pipeline.name, name))}
+    # Read side by side: planning a Delta read computes the table's
+    # snapshot, and one table need not wait for another's (as `splice test`
+    # reads its outputs).
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        reads = {**{name: pool.submit(output, name) for name in pipeline.outputs},
+                 **{name: pool.submit(dead_letter, path) for name, path in letters.items()}}
+        return {name: read.result() for name, read in reads.items()}
 
 
 def _hashable(row: dict[str, Any]) -> tuple:
