@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from pathlib import Path
 
 import pyspark
 
-from splice.processes import wait_gone
+from splice.processes import end, server_main
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_FOLDER = ROOT / ".splice" / "cluster"
@@ -135,32 +134,16 @@ def stop_cluster(folder: Path = DEFAULT_FOLDER) -> bool:
     for name in ("worker", "master"):
         try:
             pid = int((folder.resolve() / f"{name}.pid").read_text())
-            os.killpg(pid, signal.SIGTERM)
-            stopped = True
-            if not wait_gone(pid, 10):
-                os.killpg(pid, signal.SIGKILL)
-                wait_gone(pid, 5)
         except (OSError, ValueError):
             continue
+        stopped = end(pid, 10, group=True) or stopped
     return stopped
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] not in ("start", "stop"):
-        print("usage: cluster.sh start|stop [FOLDER]", file=sys.stderr)
-        return 2
-    folder = Path(args[1]) if len(args) > 1 else DEFAULT_FOLDER
-    if args[0] == "stop":
-        print("stopped" if stop_cluster(folder) else f"no cluster running in {folder}")
-        return 0
-    try:
-        cluster = start_cluster(folder)
-    except ClusterError as err:
-        print(f"splice: {err}", file=sys.stderr)
-        return 1
-    print(cluster.master)
-    return 0
+    return server_main(argv, script="cluster.sh", what="cluster", default_folder=DEFAULT_FOLDER,
+                       start=lambda folder: start_cluster(folder).master, stop=stop_cluster,
+                       error=ClusterError)
 
 
 if __name__ == "__main__":

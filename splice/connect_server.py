@@ -20,7 +20,6 @@ folder. The folder holds ``server.log``, ``server.pid`` and ``url``.
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -33,7 +32,7 @@ import pyspark
 
 from engine.session import spark_conf
 from engine.settings import SpliceSettings
-from splice.processes import wait_gone
+from splice.processes import end, server_main
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_FOLDER = ROOT / ".splice" / "connect"
@@ -142,34 +141,13 @@ def stop_server(folder: Path = DEFAULT_FOLDER) -> bool:
     """Stop the server of ``folder`` (its whole process group); False when
     none was running."""
     server = running(folder.resolve())
-    if server is None:
-        return False
-    try:
-        os.killpg(server.pid, signal.SIGTERM)
-        if not wait_gone(server.pid, 30):
-            os.killpg(server.pid, signal.SIGKILL)
-            wait_gone(server.pid, 5)
-    except ProcessLookupError:
-        pass
-    return True
+    return server is not None and end(server.pid, 30, group=True)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] not in ("start", "stop"):
-        print("usage: connect.sh start|stop [FOLDER]", file=sys.stderr)
-        return 2
-    folder = Path(args[1]) if len(args) > 1 else DEFAULT_FOLDER
-    if args[0] == "stop":
-        print("stopped" if stop_server(folder) else f"no server running in {folder}")
-        return 0
-    try:
-        server = start_server(folder)
-    except ConnectServerError as err:
-        print(f"splice: {err}", file=sys.stderr)
-        return 1
-    print(server.url)
-    return 0
+    return server_main(argv, script="connect.sh", what="server", default_folder=DEFAULT_FOLDER,
+                       start=lambda folder: start_server(folder).url, stop=stop_server,
+                       error=ConnectServerError)
 
 
 if __name__ == "__main__":

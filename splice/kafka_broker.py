@@ -15,9 +15,7 @@ address clients use, ``127.0.0.1:<port>``).
 from __future__ import annotations
 
 import base64
-import contextlib
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -25,6 +23,8 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+
+from splice.processes import end, server_main
 
 ROOT = Path(__file__).resolve().parent.parent
 POM = ROOT / "scripts" / "kafka" / "pom.xml"
@@ -188,46 +188,16 @@ def stop_broker(folder: Path = DEFAULT_FOLDER, timeout: float = 20.0) -> bool:
     broker = running(folder.resolve())
     if broker is None:
         return False
-    os.kill(broker.pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(broker.pid, 0)
-        except OSError:
-            break
-        _reap(broker.pid)
-        time.sleep(0.2)
-    else:
-        os.kill(broker.pid, signal.SIGKILL)
-        _reap(broker.pid)
+    end(broker.pid, timeout)
     (broker.folder / "broker.pid").unlink(missing_ok=True)
     return True
 
 
-def _reap(pid: int) -> None:
-    """Collect our own child's exit status (else it stays a zombie that
-    ``kill 0`` still finds)."""
-    with contextlib.suppress(ChildProcessError):  # not our child: its parent reaps it
-        os.waitpid(pid, os.WNOHANG)
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] not in ("start", "stop", "fetch"):
-        print("usage: kafka_broker start|stop|fetch [FOLDER]", file=sys.stderr)
-        return 2
-    folder = Path(args[1]) if len(args) > 1 else DEFAULT_FOLDER
-    try:
-        if args[0] == "fetch":
-            print(fetch_jars())
-        elif args[0] == "start":
-            print(start_broker(folder).bootstrap)
-        elif not stop_broker(folder):
-            print(f"no Kafka broker runs from {folder.resolve()}", file=sys.stderr)
-    except BrokerError as err:
-        print(f"kafka: {err}", file=sys.stderr)
-        return 1
-    return 0
+    return server_main(argv, script="kafka_broker", what="Kafka broker",
+                       default_folder=DEFAULT_FOLDER,
+                       start=lambda folder: start_broker(folder).bootstrap, stop=stop_broker,
+                       error=BrokerError, more={"fetch": fetch_jars})
 
 
 if __name__ == "__main__":

@@ -1,10 +1,16 @@
-"""Waiting for a server process this project started to end."""
+"""The server processes this project starts (the Kafka broker, the Spark
+cluster, the Spark Connect server): waiting for one to end, ending one, and
+their scripts' ``start|stop [FOLDER]`` command line."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 
 def gone(pid: int) -> bool:
@@ -28,3 +34,44 @@ def wait_gone(pid: int, seconds: float, step: float = 0.25) -> bool:
             return False
         time.sleep(step)
     return True
+
+
+def end(pid: int, seconds: float, group: bool = False) -> bool:
+    """SIGTERM ``pid`` (its whole process group with ``group``), and SIGKILL
+    it if it has not ended after ``seconds``; False when it was not running."""
+    kill = os.killpg if group else os.kill
+    try:
+        kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    if not wait_gone(pid, seconds):
+        with contextlib.suppress(ProcessLookupError):
+            kill(pid, signal.SIGKILL)
+        wait_gone(pid, 5)
+    return True
+
+
+def server_main(argv: list[str] | None, *, script: str, what: str, default_folder: Path,
+                start: Callable[[Path], str], stop: Callable[[Path], bool],
+                error: type[Exception], more: dict[str, Callable[[], str]] | None = None
+                ) -> int:
+    """``script start|stop [FOLDER]``: start prints where the server
+    listens, stop whether one was running; ``more`` adds commands of no
+    folder (their result printed). A failure is one line, exit 1."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    commands = ("start", "stop", *(more or {}))
+    if not args or args[0] not in commands:
+        print(f"usage: {script} {'|'.join(commands)} [FOLDER]", file=sys.stderr)
+        return 2
+    folder = Path(args[1]) if len(args) > 1 else default_folder
+    try:
+        if args[0] == "start":
+            print(start(folder))
+        elif args[0] == "stop":
+            print("stopped" if stop(folder) else f"no {what} running in {folder.resolve()}")
+        else:
+            print((more or {})[args[0]]())
+    except error as err:
+        print(f"splice: {err}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,64 @@
+"""Ending the servers this project starts, and their scripts' command line
+(splice/processes.py). Real processes; no Spark."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from splice.processes import end, gone, server_main
+
+
+def _ended(pid: int) -> bool:
+    """Whether ``pid`` is gone or a zombie (dead, its status not collected
+    by its new parent yet)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_end_stops_a_process_group_and_says_whether_one_ran() -> None:
+    # A shell that ignores SIGTERM, and its child (which inherits that):
+    # SIGKILL after the wait ends the whole group.
+    proc = subprocess.Popen(["sh", "-c", "trap '' TERM; sleep 60 & echo $!; wait"],
+                            start_new_session=True, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    child = int(proc.stdout.readline())
+    assert end(proc.pid, 0.5, group=True)
+    assert gone(proc.pid) and _ended(child)
+    assert not end(proc.pid, 0.5)
+
+
+def test_a_servers_script_starts_stops_and_says_what_went_wrong(tmp_path: Path,
+                                                               capsys) -> None:
+    class Refused(Exception):
+        pass
+
+    running: set[Path] = set()
+
+    def start(folder: Path) -> str:
+        if folder.name == "bad":
+            raise Refused("port 1 is taken")
+        running.add(folder)
+        return f"srv://{folder.name}"
+
+    def stop(folder: Path) -> bool:
+        return folder in running and not running.remove(folder)
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = server_main(list(args), script="srv.sh", what="server",
+                           default_folder=tmp_path / "default", start=start, stop=stop,
+                           error=Refused, more={"fetch": lambda: "fetched"})
+        out, err = capsys.readouterr()
+        return code, out.strip(), err.strip()
+
+    assert run("start") == (0, "srv://default", "")
+    assert run("stop") == (0, "stopped", "")
+    assert run("stop", str(tmp_path / "other")) == (
+        0, f"no server running in {tmp_path / 'other'}", "")
+    assert run("start", str(tmp_path / "bad")) == (1, "", "splice: port 1 is taken")
+    assert run("fetch") == (0, "fetched", "")
+    assert run() == (2, "", "usage: srv.sh start|stop|fetch [FOLDER]")
+    assert run("restart")[0] == 2
