@@ -12,6 +12,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
+from engine.faults import KillPoint, reached
 from engine.io import append
 from sql.plan import SourceStep
 
@@ -62,3 +63,28 @@ def append_dead_letters(rows: DataFrame, path: str, txn: str, batch_id: int) -> 
     ``record_encoding`` existed gains the column (older rows read NULL, and
     were UTF-8 text)."""
     append(rows, path, txn, batch_id, merge_schema=True)
+
+
+def write_checked(step: SourceStep, checked: DataFrame, order: list[str],
+                  columns: list[str], value: Column, path: str, dead_path: str, txn: str,
+                  batch_id: int, extra: dict[str, Column] | None = None) -> None:
+    """A source's micro-batch, every record checked (``__reason`` empty for a
+    good one), written as the file and Kafka sources both write it: the good
+    records' ``columns`` appended to the source's table in arrival
+    (``order``), then the bad ones, their raw ``value`` and reason, to the
+    dead letter; each append marked with the micro-batch, so that a replay
+    writes neither twice. ``checked`` is read up to three times: the caller
+    caches it."""
+    counts = checked.agg(F.count_if(F.col("__reason") == "").alias("good"),
+                         F.count_if(F.col("__reason") != "").alias("bad")).first()
+    if counts["good"]:
+        good = (checked.where(F.col("__reason") == "").repartition(1)
+                .sortWithinPartitions(*order).select(*columns))
+        append(good, path, txn, batch_id)
+    reached(KillPoint.SOURCE_INGESTED, step.id)
+    if counts["bad"]:
+        record, encoding = raw_record(value)
+        bad = checked.where(F.col("__reason") != "").repartition(1).sortWithinPartitions(*order)
+        append_dead_letters(dead_letters(step, bad, F.col("__reason"), batch_id, record=record,
+                                         encoding=encoding, extra=extra),
+                            dead_path, txn, batch_id)

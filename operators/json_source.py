@@ -24,10 +24,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from engine import fs
-from engine.faults import KillPoint, reached
 from engine.io import StepIO, append, delta_version, ensure_table, rows_written_since
 from engine.query import BatchTarget, Outcome, Sink, StepQuery
-from operators.dead_letters import append_dead_letters, dead_letters, raw_record
+from operators.dead_letters import write_checked
 from operators.file_manifest import (
     MANIFEST_SCHEMA,
     ChangedFile,
@@ -94,22 +93,8 @@ def ingest_json(io: StepIO, step: SourceStep, dead_path: str) -> StepQuery:
         # Parsed once, written three times (rows, dead letters, manifest).
         parsed = parse_lines(step, numbered_lines(batch)).persist()
         try:
-            counts = parsed.agg(
-                F.count_if(F.col("__reason") == "").alias("good"),
-                F.count_if(F.col("__reason").isNotNull() & (F.col("__reason") != ""))
-                .alias("bad")).first()
-            if counts["good"]:
-                good = (parsed.where(F.col("__reason") == "").repartition(1)
-                        .sortWithinPartitions(*ARRIVAL_ORDER).select(*columns))
-                append(good, path, txn, batch_id)
-            reached(KillPoint.SOURCE_INGESTED, step.id)
-            if counts["bad"]:
-                record, encoding = raw_record(F.col("value"))
-                bad = (parsed.where(F.col("__reason") != "").repartition(1)
-                       .sortWithinPartitions(*ARRIVAL_ORDER))
-                append_dead_letters(dead_letters(step, bad, F.col("__reason"), batch_id,
-                                                 record=record, encoding=encoding),
-                                    dead_path, txn, batch_id)
+            write_checked(step, parsed, ARRIVAL_ORDER, columns, F.col("value"), path,
+                          dead_path, txn, batch_id)
             append(manifest_rows(parsed, batch_id).coalesce(1), manifest, txn, batch_id)
         finally:
             parsed.unpersist()

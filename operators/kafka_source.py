@@ -31,13 +31,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from engine.errors import root_cause
-from engine.faults import KillPoint, reached
-from engine.io import KEY, ROWTIME, StepIO, append, delta_version, ensure_table, rows_written_since
+from engine.io import KEY, ROWTIME, StepIO, delta_version, ensure_table, rows_written_since
 from engine.kafka_topics import create_topic, end_offsets, topic_exists
 from engine.query import BatchTarget, Outcome, Sink, StepQuery
 from engine.settings import ENV
 from engine.stream_start import delta_stream
-from operators.dead_letters import append_dead_letters, dead_letters, raw_record
+from operators.dead_letters import write_checked
 from operators.json_source import NOT_OBJECT, NOT_UTF8, TRAILING, convert_text, one_object
 from operators.nodes import SourceNode
 from operators.sources import SourceError, SourceExecutor, dead_letter_table, rowtime_of
@@ -136,24 +135,10 @@ class KafkaSourceExecutor(SourceExecutor):
             txn, batch_id = target.txn_app, target.batch_id
             decoded = decode(step, batch).persist()
             try:
-                counts = decoded.agg(
-                    F.count_if(F.col("__reason") == "").alias("good"),
-                    F.count_if(F.col("__reason") != "").alias("bad")).first()
-                if counts["good"]:
-                    good = (decoded.where(F.col("__reason") == "").repartition(1)
-                            .sortWithinPartitions(*ORDER).select(*stored))
-                    append(good, path, txn, batch_id)
-                reached(KillPoint.SOURCE_INGESTED, step.id)
-                if counts["bad"]:
-                    record, encoding = raw_record(F.col(RECORD_VALUE))
-                    bad = (decoded.where(F.col("__reason") != "").repartition(1)
-                           .sortWithinPartitions(*ORDER))
-                    append_dead_letters(dead_letters(
-                        step, bad, F.col("__reason"), batch_id, record=record,
-                        encoding=encoding, extra={"topic": F.col(RECORD_TOPIC),
-                                                  "partition": F.col("__partition"),
-                                                  "offset": F.col("__offset")}),
-                        dead_path, txn, batch_id)
+                write_checked(step, decoded, ORDER, stored, F.col(RECORD_VALUE), path, dead_path,
+                              txn, batch_id, extra={"topic": F.col(RECORD_TOPIC),
+                                                    "partition": F.col("__partition"),
+                                                    "offset": F.col("__offset")})
             finally:
                 decoded.unpersist()
 
