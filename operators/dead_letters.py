@@ -70,11 +70,11 @@ def write_checked(step: SourceStep, checked: DataFrame, order: list[str],
                   batch_id: int, extra: dict[str, Column] | None = None) -> None:
     """A source's micro-batch, every record checked (``__reason`` empty for a
     good one), written as the file and Kafka sources both write it: the good
-    records' ``columns`` appended to the source's table in arrival
-    (``order``), then the bad ones, their raw ``value`` and reason, to the
-    dead letter; each append marked with the micro-batch, so that a replay
-    writes neither twice. ``checked`` is read up to three times: the caller
-    caches it."""
+    records' ``columns`` appended to the source's table in the order they
+    arrived (``order``), then the bad ones, their raw ``value`` and reason,
+    to the dead letter; each append marked with the micro-batch, so that a
+    replay writes neither twice. ``checked`` is read up to three times: the
+    caller caches it."""
     counts = checked.agg(F.count_if(F.col("__reason") == "").alias("good"),
                          F.count_if(F.col("__reason") != "").alias("bad")).first()
     if counts["good"]:
