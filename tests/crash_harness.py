@@ -73,11 +73,12 @@ def add_round(io: StepIO, n: int) -> None:
 
 
 def run_killed(io: StepIO, kill: Kill, pipeline: Path = PIPELINE,
-               conf: dict[str, str] | None = None) -> str:
+               conf: dict[str, str] | None = None, env: dict[str, str] | None = None) -> str:
     """``splice run`` of ``pipeline`` in a child process (the test session's
-    Spark settings, and ``conf``), killed at ``kill``; fails unless it died
-    by SIGKILL (the point was reached). Returns its output."""
-    env = child_env(conf, **{ENV: str(kill)})
+    Spark settings, and ``conf``; ``env`` added to its environment), killed
+    at ``kill``; fails unless it died by SIGKILL (the point was reached).
+    Returns its output."""
+    env = child_env(conf, **{**(env or {}), ENV: str(kill)})
     proc = subprocess.run(
         [sys.executable, "-m", "splice.cli", "run", str(pipeline),
          "--warehouse", io.warehouse.root, "--parallel", "1"],

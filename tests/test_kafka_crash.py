@@ -4,21 +4,18 @@ again and writes nothing twice; nothing is lost."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
 
-from engine.faults import ENV, KillPoint
+from engine.faults import KillPoint
 from engine.io import StepIO
 from engine.kafka_topics import Record, create_topic, produce
 from resources.warehouse import WarehouseResource
 from runtime.runner import run_pipeline
 from splice.compile import compile_path
-from tests.conftest import ROOT, child_env
+from tests.crash_harness import Kill, run_killed
 from tests.pipeline_helpers import output_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.faults]
@@ -36,15 +33,9 @@ def test_a_run_killed_before_the_checkpoint_commit_duplicates_nothing(
     warehouse = WarehouseResource(root=str(tmp_path / "warehouse"))
     produce(kafka, topic, [Record({"id": i, "item": f"i{i}"}, str(i)) for i in range(6)]
             + [Record("not json", "9")])
-    env = child_env(**{ENV: f"{point.value}@orders", "SPLICE_KAFKA_BOOTSTRAP": kafka})
-    proc = subprocess.run(
-        [sys.executable, "-m", "splice.cli", "run", str(sql), "--warehouse", warehouse.root,
-         "--parallel", "1"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
-        start_new_session=True)
-    assert proc.returncode == -signal.SIGKILL, (proc.stdout + proc.stderr)[-3000:]
-
     pipeline = compile_path(sql)
     io = StepIO(spark=spark, warehouse=warehouse, pipeline=pipeline, kafka_bootstrap=kafka)
+    run_killed(io, Kill(point, "orders"), sql, env={"SPLICE_KAFKA_BOOTSTRAP": kafka})
     source = spark.read.format("delta").load(io.table_path(pipeline.step("orders")))
     assert source.count() == 6  # the killed run wrote the micro-batch's rows
     run_pipeline(pipeline, io)

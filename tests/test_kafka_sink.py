@@ -7,23 +7,20 @@ record."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from engine.faults import ENV, KillPoint
+from engine.faults import KillPoint
 from engine.io import StepIO
 from engine.kafka_topics import topic_config
 from resources.warehouse import WarehouseResource
 from runtime.runner import run_pipeline
 from splice.compile import compile_path, compile_text
 from sql.errors import SqlErrors
-from tests.conftest import ROOT, child_env
+from tests.crash_harness import Kill, run_killed
 from tests.pipeline_helpers import append, make_io
 
 
@@ -140,12 +137,7 @@ def test_a_killed_sink_run_loses_no_record(spark, tmp_path: Path, kafka: str,
     pipeline = compile_path(sql)
     io = StepIO(spark=spark, warehouse=warehouse, pipeline=pipeline, kafka_bootstrap=kafka)
     append(io, "orders", [{"id": i, "item": f"i{i}"} for i in range(5)])
-    env = child_env(**{ENV: f"{point.value}@copied_topic", "SPLICE_KAFKA_BOOTSTRAP": kafka})
-    proc = subprocess.run(
-        [sys.executable, "-m", "splice.cli", "run", str(sql), "--warehouse", warehouse.root,
-         "--parallel", "1"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
-        start_new_session=True)
-    assert proc.returncode == -signal.SIGKILL, (proc.stdout + proc.stderr)[-3000:]
+    run_killed(io, Kill(point, "copied_topic"), sql, env={"SPLICE_KAFKA_BOOTSTRAP": kafka})
     first = [(i, {"id": i, "item": f"i{i}"}) for i in range(5)]
     assert sorted((int(k), v) for k, v in topic_records(spark, kafka, topic)) == first
 
