@@ -101,7 +101,7 @@ def table_rows(io: StepIO) -> dict[str, Counter]:
 
     def output(name: str) -> Counter:
         step = pipeline.outputs[name]
-        rows = spark.read.format("delta").load(io.table_path(step)).collect()
+        rows = io.read_stored(step).collect()
         if step.kind == Kind.TABLE:
             keys = Counter(repr(r["_key"]) for r in rows)
             assert max(keys.values(), default=1) == 1, f"{name}: a key twice"

@@ -122,8 +122,8 @@ def test_off_keeps_hadoops_file_systems_and_the_class_archive(monkeypatch,
     jar.write_bytes(b"")
     monkeypatch.setattr(local_fs, "jar_path", lambda: str(jar))
     monkeypatch.delenv(class_data.ENV, raising=False)
-    on = local_fs.session_options("local[2]", {}), class_data.archive_path()
+    on_options, on_archive = local_fs.session_options("local[2]", {}), class_data.archive_path()
     monkeypatch.setenv(local_fs.ENV, "off")
     assert local_fs.session_options("local[2]", {}) == {local_fs.CLASS_PATH: str(jar)}
-    assert on[0][local_fs.CLASS_PATH] == str(jar)
-    assert class_data.archive_path() == on[1]
+    assert on_options[local_fs.CLASS_PATH] == str(jar)
+    assert class_data.archive_path() == on_archive
