@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+from engine.faults import ENV as KILL_AT
+from engine.faults import KillPoint
 from resources.warehouse import WarehouseResource
 from runtime.runner import run_pipeline
 from runtime.serve import ServeOptions, serve
@@ -55,6 +57,20 @@ def _until(predicate, seconds: float = 180.0, seen=lambda: "") -> None:
     while not predicate():
         assert time.monotonic() < deadline, f"serve did not get there in time: {seen()}"
         time.sleep(0.5)
+
+
+def _serve(folder, io, env: dict[str, str]) -> tuple[subprocess.Popen, list[str], threading.Thread]:
+    """`splice serve` of ``folder`` in a child process of its own session
+    group, and the lines it prints as they come."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "splice.cli", "serve", str(folder), "--warehouse",
+         io.warehouse.root, "--interval", "0.5", "--report-every", "2"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")))
+    reader.start()
+    return proc, lines, reader
 
 
 def test_serve_and_run_give_the_same_rows_switching_either_way(spark, tmp_path) -> None:
@@ -104,15 +120,7 @@ def test_splice_serve_stops_cleanly_on_sigterm(spark, tmp_path) -> None:
     (folder / "p.sql").write_text(LENSES_LEFT)
     io = make_io(spark, WarehouseResource(root=str(tmp_path / "wh")), LENSES_LEFT, name="pipeline")
     _add(io, 0)
-    env = child_env()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "splice.cli", "serve", str(folder), "--warehouse",
-         io.warehouse.root, "--interval", "0.5", "--report-every", "2"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True)
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")))
-    reader.start()
+    proc, lines, reader = _serve(folder, io, child_env())
     try:
         _until(lambda: any(line.startswith("serving 'pipeline'") for line in lines), 300,
                seen=lambda: "".join(lines[-20:]))
@@ -130,6 +138,40 @@ def test_splice_serve_stops_cleanly_on_sigterm(spark, tmp_path) -> None:
     assert "result: 2 rows in 1 micro-batches, stopped" in text
     assert output_rows(io, "result", "name", "item") == [
         ("Ann", "Mouse"), ("Frank", "Pen"), ("John", "Computer"), (None, "Keyboard")]
+
+
+@pytest.mark.faults
+def test_a_killed_serve_loses_and_repeats_nothing(spark, tmp_path) -> None:
+    """`splice serve` killed (SIGKILL, its JVM included) while serving,
+    between a micro-batch's output commit and its checkpoint's: the
+    `splice run` after it replays that micro-batch without writing it again,
+    and the next round goes on: every row once. The kill point is the one
+    the crash chain proves for `splice run` (tests/test_crash_safety.py);
+    here it is reached by a long-running query of continuous mode."""
+    folder = tmp_path / "pipeline"
+    folder.mkdir()
+    (folder / "p.sql").write_text(LENSES_LEFT)
+    io = make_io(spark, WarehouseResource(root=str(tmp_path / "wh")), LENSES_LEFT, name="pipeline")
+    _add(io, 0)
+    run_pipeline(io.pipeline, io)  # serve's catch-up run finds nothing new: the kill comes later
+    kill = f"{KillPoint.OUTPUT_COMMITTED.value}@result"
+    proc, lines, reader = _serve(folder, io, child_env(**{KILL_AT: kill}))
+    try:
+        _until(lambda: any(line.startswith("serving 'pipeline'") for line in lines), 300,
+               seen=lambda: "".join(lines[-20:]))
+        _add_while_serving(io, 1)
+        code = proc.wait(300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        reader.join(10)
+    assert code == -signal.SIGKILL, "".join(lines[-40:])
+    # Killed after the output's commit: round 1's rows are in, its checkpoint does not know it.
+    assert len(output_rows(io, "result", "name", "item")) == 4
+    run_pipeline(io.pipeline, io)
+    _add(io, 2)
+    run_pipeline(io.pipeline, io)
+    assert output_rows(io, "result", "name", "item") == EXPECTED
 
 
 def test_a_failed_query_is_reported_and_restarted(spark, tmp_path) -> None:
