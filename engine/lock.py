@@ -30,10 +30,11 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
-from engine.settings import Warehouse
+from engine.settings import SettingsError, Warehouse, parse_number
 
 POLL_SECONDS = 0.5
 LEASE_SECONDS = 60.0
+LEASE_ENV = "SPLICE_LOCK_LEASE_SECONDS"
 
 
 @dataclass(frozen=True)
@@ -138,8 +139,25 @@ def is_local(path: str) -> bool:
     return "://" not in path and not path.startswith("file:")
 
 
+def lease_seconds_from_env() -> float:
+    """How long a lease on a URI warehouse lasts without a renewal:
+    ``SPLICE_LOCK_LEASE_SECONDS`` (the CLI's and Dagster's processes read it
+    alike), 60 by default. It is how long a run killed while holding the
+    lock blocks the next one; the holder renews every third of it, so a
+    holder stalled longer than that (a long garbage collection, a frozen
+    host) would lose its lease."""
+    text = os.environ.get(LEASE_ENV, "").strip()
+    if not text:
+        return LEASE_SECONDS
+    try:
+        return float(parse_number(text, float, least=0, above=True))
+    except ValueError:
+        raise SettingsError(f"{LEASE_ENV} must be a number of seconds above 0, "
+                            f"not {text!r}") from None
+
+
 def lock_for(warehouse: Warehouse, pipeline: str,
-             lease_seconds: float = LEASE_SECONDS) -> tuple[Lock, str]:
+             lease_seconds: float | None = None) -> tuple[Lock, str]:
     folder = warehouse.pipeline_path(pipeline)
     if is_local(folder):
         path = f"{folder}/run.lock"
@@ -147,16 +165,20 @@ def lock_for(warehouse: Warehouse, pipeline: str,
     from engine.lease import Lease
 
     path = f"{folder}/run.lease"
-    return Lease(path, lease_seconds), path
+    return Lease(path, lease_seconds_from_env() if lease_seconds is None else lease_seconds), path
 
 
 @contextlib.contextmanager
 def pipeline_lock(warehouse: Warehouse, pipeline: str, wait: float | None = None,
                   owner: str | None = None,
-                  lease_seconds: float = LEASE_SECONDS) -> Iterator[Holder]:
+                  lease_seconds: float | None = None) -> Iterator[Holder]:
     """Hold pipeline ``pipeline``'s lock for the block. ``wait`` is how many
     seconds to wait for a holder to finish (None: as long as it takes, 0: not
-    at all); past that, :class:`LockBusy` names the holder."""
+    at all); past that, :class:`LockBusy` names the holder. ``lease_seconds``
+    (a URI warehouse's lease) defaults to :func:`lease_seconds_from_env`,
+    read on every warehouse so a bad value is found wherever it is set."""
+    if lease_seconds is None:
+        lease_seconds = lease_seconds_from_env()
     lock, where = lock_for(warehouse, pipeline, lease_seconds)
     me = this_process(owner)
     start = time.monotonic()

@@ -40,7 +40,7 @@ from engine.io import (
     notes_since,
     rows_written_since,
 )
-from engine.lock import pipeline_lock
+from engine.lock import lease_seconds_from_env, pipeline_lock
 from engine.maintenance import MaintenancePolicy, after_run
 from engine.nodes import PhysicalNode
 from engine.progress import RunProgress, is_no_data_batch
@@ -322,11 +322,13 @@ def run_pipeline(pipeline: Pipeline, io: StepIO,
     maintenance the policy says is due (engine/maintenance.py). The steps
     ``rebuild`` names (a closed set: definitions.rebuild_targets) are
     dropped first, under the lock, to be recomputed from their sources."""
-    policy = maintenance or MaintenancePolicy.from_env()  # a bad setting stops it here
+    # A bad setting stops the run here, before it writes anything.
+    policy = maintenance or MaintenancePolicy.from_env()
+    lease = lease_seconds_from_env()
     # Claimed before the lock is taken: a refused pipeline leaves nothing
     # behind in the warehouse (claims are created only when absent).
     claim(pipeline, io)  # refuses a name or output another pipeline owns (ClaimRefused)
-    with pipeline_lock(io.warehouse, pipeline.name, wait=wait):
+    with pipeline_lock(io.warehouse, pipeline.name, wait=wait, lease_seconds=lease):
         if rebuild:
             definitions.drop(pipeline, io, rebuild)
         reports = run_steps(pipeline, io, on_step, parallel)

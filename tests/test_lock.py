@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.lock import LockBusy, pipeline_lock
+from engine.lock import LEASE_ENV, LockBusy, pipeline_lock
+from engine.settings import SettingsError
 from resources.warehouse import WarehouseResource
 from tests.conftest import ROOT
 
@@ -147,3 +148,24 @@ def test_a_renewal_replaces_the_lease_whole(tmp_path: Path) -> None:
             time.sleep(0.02)
         assert generation.stat().st_ino != first[0]
         assert _busy(warehouse).holder == me
+
+
+def test_the_lease_lasts_what_the_environment_says(tmp_path: Path, monkeypatch) -> None:
+    """SPLICE_LOCK_LEASE_SECONDS sets how long a URI warehouse's lease runs
+    without a renewal (the time a killed holder blocks the next run); a bad
+    value is one message naming the variable, on any warehouse."""
+    folder = tmp_path / "_splice" / "p" / "run.lease"
+    for text, seconds in (("", 60.0), ("7.5", 7.5)):
+        monkeypatch.setenv(LEASE_ENV, text)
+        with pipeline_lock(WarehouseResource(root=f"file://{tmp_path}"), "p", wait=0):
+            [name] = os.listdir(folder)
+            lease = json.loads((folder / name).read_text())
+            assert lease["expires"] - time.time() == pytest.approx(seconds, abs=1.0)
+    for text in ("a minute", "0", "-5"):
+        monkeypatch.setenv(LEASE_ENV, text)
+        for root in (str(tmp_path / "local"), f"file://{tmp_path}"):
+            with pytest.raises(SettingsError) as err, \
+                    pipeline_lock(WarehouseResource(root=root), "p", wait=0):
+                pass
+            assert str(err.value) == \
+                f"SPLICE_LOCK_LEASE_SECONDS must be a number of seconds above 0, not {text!r}"

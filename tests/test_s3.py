@@ -6,13 +6,19 @@ sensor's markers, and the misconfiguration messages. ``pytest -m s3`` runs these
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
 import pytest
 
+from engine import fs
+from engine.faults import ENV as KILL_AT
+from engine.faults import KillPoint
+from engine.lock import LEASE_ENV
 from engine.settings import Warehouse
 from engine.source_state import SourceStateUnreadable, source_marker
+from runtime.runner import run_pipeline
 from splice.cli import main
 from splice.compile import compile_path
 from tests.conftest import CASES, ROOT, child_env
@@ -42,8 +48,6 @@ def test_the_demo_writes_and_reads_an_s3_warehouse(spark, s3_server, capsys) -> 
                    spark.read.format("delta").load(f"{uri}/orders_matched").collect())
     assert rows == [("John", "Computer"), ("John", "Mouse")]
     # Splice's own files went to S3 too: the owner claim and output claims.
-    from engine import fs
-
     assert fs.list_names(spark, f"{uri}/_splice/output-claims") == [
         "orders_enriched.json", "orders_matched.json"]
 
@@ -72,8 +76,6 @@ def test_an_unreadable_source_state_is_an_error_and_the_sensor_says_so(s3_server
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
-    from engine import fs
-
     # Read the environment, as a sensor process does (restored afterwards).
     monkeypatch.setattr(fs, "_s3_options", None)
     pipeline = compile_path(DEMO)
@@ -88,7 +90,15 @@ def test_an_unreadable_source_state_is_an_error_and_the_sensor_says_so(s3_server
 
 
 @pytest.mark.spark
-def test_splice_run_on_an_s3_warehouse_in_its_own_process(spark, s3_server, tmp_path) -> None:
+@pytest.mark.faults
+def test_splice_run_on_s3_killed_then_completed_in_their_own_processes(spark, s3_server,
+                                                                        tmp_path) -> None:
+    """`splice run` on an S3 warehouse, each in a process of its own: the
+    first is killed (SIGKILL, JVM included) at the join's output commit
+    while it holds the pipeline's lease; the second takes that lease over
+    once it expired (SPLICE_LOCK_LEASE_SECONDS=3: the 60 s default would
+    hold it up), replays the interrupted micro-batch without appending it
+    again, and exits 0; the next run goes on. Every row once."""
     uri = s3_server.uri("cli")
     io = make_io(spark, Warehouse(root=uri), LENSES_LEFT, name="lenses")
     append(io, "customers", [{"id": 1, "name": "John"}])
@@ -96,11 +106,23 @@ def test_splice_run_on_an_s3_warehouse_in_its_own_process(spark, s3_server, tmp_
                           {"id": 3, "customer_id": 3, "item": "Keyboard"}])
     pipeline = tmp_path / "lenses.sql"
     pipeline.write_text(LENSES_LEFT)
-    done = _cli(["run", str(pipeline), "--warehouse", uri],
-                s3_server.env())
+    env = {**s3_server.env(), LEASE_ENV: "3"}
+    killed = _cli(["run", str(pipeline), "--warehouse", uri],
+                  {**env, KILL_AT: f"{KillPoint.OUTPUT_COMMITTED.value}@result"})
+    assert killed.returncode == -signal.SIGKILL, killed.stdout[-2000:] + killed.stderr[-2000:]
+    expected = [("John", "Computer"), (None, "Keyboard")]
+    assert output_rows(io, "result", "name", "item") == expected  # committed, not checkpointed
+    leases = f"{uri}/_splice/lenses/run.lease"
+    [dead] = fs.list_names(spark, leases)  # the dead holder's generation, never released
+
+    done = _cli(["run", str(pipeline), "--warehouse", uri], env)
     assert done.returncode == 0, done.stderr
     assert "starting Spark" in done.stdout
-    assert output_rows(io, "result", "name", "item") == [("John", "Computer"),
+    assert output_rows(io, "result", "name", "item") == expected
+    assert fs.list_names(spark, leases) == [f"{int(dead.split('.')[0]) + 1:012d}.json"]
+    append(io, "orders", [{"id": 4, "customer_id": 1, "item": "Pen"}])
+    run_pipeline(io.pipeline, io)
+    assert output_rows(io, "result", "name", "item") == [("John", "Computer"), ("John", "Pen"),
                                                           (None, "Keyboard")]
 
 
@@ -117,8 +139,6 @@ def test_splice_test_runs_cases_in_an_s3_warehouse(spark, s3_server) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert all(f"PASS {case}" in done.stdout for case in cases), done.stdout[-3000:]
     assert done.stdout.rstrip().endswith("2 passed, 0 failed")
-    from engine import fs
-
     [stamp] = fs.list_names(spark, uri)
     assert fs.list_names(spark, f"{uri}/{stamp}") == cases
 
@@ -203,8 +223,6 @@ def test_a_settings_file_gives_the_endpoint_and_credentials(s3_server, tmp_path)
 
 def test_create_if_absent_is_exclusive_on_s3(s3_server) -> None:
     """Leases and claims rely on it (docs/DECISIONS.md, Object storage)."""
-    from engine import fs
-
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(fs, "_s3_options", None)  # the environment's settings, restored after
         for k, v in s3_server.env().items():
