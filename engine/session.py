@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from typing import Any
 
 from engine import class_data, jars, local_fs
 from engine.fs import configure_files
+from engine.net import unanswered
 from engine.settings import ENV, SESSION_SETTINGS, SettingsError, SpliceSettings
 from engine.storage import check_storage, storage_packages
 
@@ -141,16 +141,10 @@ def check_connect_server(url: str) -> None:
 
 
 def _reachable(url: str, addresses: list[str], start: str, setting: str) -> None:
-    reasons = []
-    for address in addresses:
-        host, _, port = address.rpartition(":")
-        try:
-            with socket.create_connection((host, int(port)), timeout=3):
-                return
-        except (OSError, ValueError) as err:
-            reasons.append(f"{address}: {getattr(err, 'strerror', None) or err}")
-    raise SettingsError(f"cannot reach {url} ({'; '.join(reasons)}): start it ({start} "
-                        f"prints its URL) or fix {setting}")
+    reasons = unanswered(addresses)
+    if reasons:
+        raise SettingsError(f"cannot reach {url} ({'; '.join(reasons)}): start it ({start} "
+                            f"prints its URL) or fix {setting}")
 
 
 def _existing_session(session_class: Any) -> Any:

@@ -33,7 +33,9 @@ from pyspark.sql.types import StringType, StructField, StructType
 from engine.errors import root_cause
 from engine.io import KEY, ROWTIME, StepIO, delta_version, ensure_table, rows_written_since
 from engine.kafka_topics import create_topic, end_offsets, topic_exists
+from engine.net import unanswered
 from engine.query import BatchTarget, Outcome, Sink, StepQuery
+from engine.session import is_connect
 from engine.settings import ENV
 from engine.stream_start import delta_stream
 from operators.dead_letters import write_checked
@@ -54,17 +56,30 @@ ORDER = ["__partition", "__offset"]  # a topic's order: by partition, then offse
 
 def bootstrap(step: SourceStep | SinkStep, io: StepIO) -> str:
     """The brokers: the statement's own, else the setting's, else
-    SPLICE_KAFKA_BOOTSTRAP."""
-    found = (step.options.get("bootstrap") or io.kafka_bootstrap
-             or os.environ.get(ENV["kafka_bootstrap"], "").strip())
+    SPLICE_KAFKA_BOOTSTRAP; refused in one message when none is set or
+    none of them accepts a connection (Spark's Kafka client would wait
+    minutes and end on "Timed out waiting for a node assignment"). Under
+    Spark Connect the server reaches the brokers, not this process, which
+    therefore does not try."""
+    what = (f"source '{step.name}' (declared at {step.where}) reads"
+            if isinstance(step, SourceStep) else
+            f"output '{step.inputs[0]}' (at {step.where}) writes")
+    topic = step.options.get("topic")
+    own = step.options.get("bootstrap")
+    found = own or io.kafka_bootstrap or os.environ.get(ENV["kafka_bootstrap"], "").strip()
     if not found:
-        what = (f"source '{step.name}' (declared at {step.where}) reads"
-                if isinstance(step, SourceStep) else
-                f"output '{step.inputs[0]}' (at {step.where}) writes")
         raise SourceError(
-            f"{what} Kafka topic '{step.options.get('topic')}' but no broker is set; set "
+            f"{what} Kafka topic '{topic}' but no broker is set; set "
             f"{ENV['kafka_bootstrap']}=host:port (bash scripts/kafka.sh start prints one), or "
             "give the statement properties.bootstrap.server='host:port'")
+    reasons = [] if is_connect(io.spark) else unanswered(found.split(","))
+    if reasons:
+        setting = ("the statement's properties.bootstrap.server" if own else
+                   f"{ENV['kafka_bootstrap']} (Dagster: SparkResource's kafka_bootstrap)")
+        raise SourceError(
+            f"{what} Kafka topic '{topic}' at {found}, but no broker there accepts a "
+            f"connection ({'; '.join(reasons)}): start it (bash scripts/kafka.sh start "
+            f"prints its address) or fix {setting}")
     return found
 
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from engine.settings import SpliceSettings
+import socket
+
+import pytest
+
+from engine.io import StepIO
+from engine.settings import SpliceSettings, Warehouse
+from operators.kafka_source import bootstrap
+from operators.sources import SourceError
 from runtime.compile import compile_text
 from splice.kafka_broker import _properties, format_args
 
@@ -44,3 +51,41 @@ def test_a_cluster_id_is_given_as_one_word_whatever_it_begins_with(tmp_path) -> 
     args = format_args("-Ab3_x", tmp_path / "server.properties")
     assert "--cluster-id=-Ab3_x" in args
     assert "-Ab3_x" not in args
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_brokers_that_do_not_answer_are_one_message_naming_the_setting(monkeypatch) -> None:
+    """Before Spark's Kafka client waits minutes for them (3 min 43 s here,
+    ending on "Timed out waiting for a node assignment"): the source, the
+    brokers, why each did not answer and the setting to fix; one broker of
+    several answering is enough. No Spark: the check is a TCP connect."""
+    sql = ("CREATE STREAM orders (id INT, item STRING) WITH (kafka_topic='orders', "
+           "value_format='JSON');\nINSERT INTO result SELECT STREAM id, item FROM orders;\n")
+    pipeline = compile_text(sql, "p.sql", "p")
+    io = StepIO(spark=None, warehouse=Warehouse(root="wh"), pipeline=pipeline)
+    step = io.pipeline.sources["orders"]
+    dead = f"127.0.0.1:{_closed_port()}"
+    monkeypatch.setenv("SPLICE_KAFKA_BOOTSTRAP", dead)
+    with pytest.raises(SourceError) as err:
+        bootstrap(step, io)
+    assert str(err.value) == (
+        f"source 'orders' (declared at p.sql:1:1) reads Kafka topic 'orders' at {dead}, but no "
+        f"broker there accepts a connection ({dead}: Connection refused): start it (bash "
+        "scripts/kafka.sh start prints its address) or fix SPLICE_KAFKA_BOOTSTRAP (Dagster: "
+        "SparkResource's kafka_bootstrap)")
+    own = compile_text(sql.replace("value_format='JSON'", f"value_format='JSON', "
+                                   f"properties.bootstrap.server='PLAINTEXT://{dead}'"),
+                       "p.sql", "p")
+    with pytest.raises(SourceError) as err:
+        bootstrap(own.sources["orders"], StepIO(spark=None, warehouse=io.warehouse, pipeline=own))
+    assert f"at PLAINTEXT://{dead}, but" in str(err.value)
+    assert str(err.value).endswith("or fix the statement's properties.bootstrap.server")
+    with socket.create_server(("127.0.0.1", 0)) as broker:
+        alive = f"127.0.0.1:{broker.getsockname()[1]}"
+        monkeypatch.setenv("SPLICE_KAFKA_BOOTSTRAP", f"{dead},{alive}")
+        assert bootstrap(step, io) == f"{dead},{alive}"
