@@ -156,8 +156,7 @@ def lease_seconds_from_env() -> float:
                             f"not {text!r}") from None
 
 
-def lock_for(warehouse: Warehouse, pipeline: str,
-             lease_seconds: float | None = None) -> tuple[Lock, str]:
+def lock_for(warehouse: Warehouse, pipeline: str, lease_seconds: float) -> tuple[Lock, str]:
     folder = warehouse.pipeline_path(pipeline)
     if is_local(folder):
         path = f"{folder}/run.lock"
@@ -165,7 +164,7 @@ def lock_for(warehouse: Warehouse, pipeline: str,
     from engine.lease import Lease
 
     path = f"{folder}/run.lease"
-    return Lease(path, lease_seconds_from_env() if lease_seconds is None else lease_seconds), path
+    return Lease(path, lease_seconds), path
 
 
 @contextlib.contextmanager
