@@ -27,7 +27,7 @@ import hashlib
 import os
 from importlib import metadata
 
-from engine import local_fs
+from engine import jars, local_fs
 from engine.env_files import env_file
 
 ENV = "SPLICE_CLASS_ARCHIVE"  # the archive's path, or "off"
@@ -46,10 +46,12 @@ def archive_path() -> str | None:
     if chosen:
         return chosen
     # The driver's classpath too: the local file system's jar is on it when
-    # built (engine/local_fs.py), and an archive fits one classpath.
+    # built (engine/local_fs.py), and an archive fits one classpath; Delta's
+    # jars are on it after Spark's (engine/jars.py, the layout named here,
+    # so that an archive of the earlier layout is not taken for this one).
     jar = local_fs.built_jar()
     versions = [metadata.version("pyspark"), metadata.version("delta-spark"),
-                *([os.path.basename(jar)] if jar else [])]
+                *([os.path.basename(jar)] if jar else []), jars.LAYOUT]
     key = hashlib.sha256("\n".join(versions).encode()).hexdigest()[:16]
     return env_file(f"classes-{key}.jsa")
 

@@ -30,6 +30,7 @@ from engine.settings import ENV, SESSION_SETTINGS, SettingsError, SpliceSettings
 from engine.storage import check_storage, storage_packages
 
 _lock = threading.Lock()
+DIST_CLASS_PATH = "SPARK_DIST_CLASSPATH"
 
 # Settings a Connect client cannot change on a running server: read when the
 # JVM starts, or static SQL settings.
@@ -147,6 +148,25 @@ def _reachable(url: str, addresses: list[str], start: str, setting: str) -> None
                             f"prints its URL) or fix {setting}")
 
 
+@contextlib.contextmanager
+def _launch_class_path(path: str | None) -> Iterator[None]:
+    """``path`` after the classpath of the JVM launched inside (Spark's
+    launcher appends ``SPARK_DIST_CLASSPATH`` last; one already set, as a
+    Hadoop-free Spark needs, stays first), for that launch only."""
+    if path is None:
+        yield
+        return
+    own = os.environ.get(DIST_CLASS_PATH)
+    os.environ[DIST_CLASS_PATH] = f"{own}{os.pathsep}{path}" if own else path
+    try:
+        yield
+    finally:
+        if own is None:
+            os.environ.pop(DIST_CLASS_PATH, None)
+        else:
+            os.environ[DIST_CLASS_PATH] = own
+
+
 def _existing_session(session_class: Any) -> Any:
     """The session this process already has (the thread's, else the
     default one), or None."""
@@ -218,10 +238,8 @@ def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (l
             packages = list(dict.fromkeys(
                 [*settings.packages, *storage_packages([settings.warehouse])]))
             local_jars = jars.usable(settings.master, conf)
-            known = jars.recorded(packages) if local_jars else None
-            if known is not None:  # resolved by an earlier start (engine/jars.py)
-                builder = builder.config("spark.jars", ",".join(known))
-            else:
+            known = jars.class_path(packages) if local_jars else None
+            if known is None:  # else resolved by an earlier start (engine/jars.py)
                 builder = configure_spark_with_delta_pip(builder, extra_packages=packages)
             if not settings.connect_url:
                 # Hadoop's local file system without a process per file
@@ -233,7 +251,7 @@ def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (l
                 if options is not None:
                     builder = builder.config(class_data.JAVA_OPTIONS, options)
         logged = os.path.getsize(settings.spark_log) if os.path.exists(settings.spark_log) else 0
-        with _jvm_output_to(settings.spark_log):
+        with _jvm_output_to(settings.spark_log), _launch_class_path(known):
             try:
                 spark = builder.getOrCreate()
             except ImportError as err:  # PySparkImportError: Connect's client libraries

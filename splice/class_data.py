@@ -19,12 +19,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from engine import jars
 from engine.class_data import JAVA_OPTIONS, archive_path, writing_options
 from engine.session import spark_conf
 from engine.settings import ENV, SpliceSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT_SECONDS = 600.0
+RESOLVE = "from engine.session import start_session; start_session().range(1).count()"
 
 
 def _writers(temp: str) -> list[int]:
@@ -67,9 +69,16 @@ def write_archive(path: str) -> bool:
     settings = SpliceSettings.from_env(project_dir=ROOT)
     conf = {**settings.conf, JAVA_OPTIONS: writing_options(spark_conf(settings), temp)}
     # a local JVM: the one sessions of this checkout start
-    env = {**os.environ, ENV["conf"]: json.dumps(conf), ENV["master"]: "local[2]"}
-    for name in (ENV["connect_url"], "SPLICE_SPARK_CONNECT"):
-        env.pop(name, None)
+    env = {k: v for k, v in os.environ.items()
+           if k not in (ENV["connect_url"], "SPLICE_SPARK_CONNECT")}
+    env[ENV["master"]] = "local[2]"
+    if jars.class_path(settings.packages) is None:
+        # Delta's jars resolved and recorded first, by a session of their
+        # own: the demo's JVM then has them on its classpath as every later
+        # local session does, and the archive holds Delta's classes too.
+        subprocess.run([sys.executable, "-c", RESOLVE], cwd=ROOT, env=env,
+                       capture_output=True, text=True)
+    env[ENV["conf"]] = json.dumps(conf)
     with tempfile.TemporaryDirectory(prefix="splice-classes-") as warehouse:
         done = subprocess.run([sys.executable, "-m", "splice.cli", "demo", "--warehouse",
                                warehouse],

@@ -1,5 +1,6 @@
-"""A local session names the jars an earlier start resolved instead of
-having Ivy resolve Delta's package again (engine/jars.py)."""
+"""A local session puts the jars an earlier start resolved on its JVM's
+classpath instead of having Ivy resolve Delta's package again, and copies
+none of them (engine/jars.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -15,15 +17,19 @@ from engine import jars
 from tests.conftest import ROOT
 
 CHILD = """
-import json, sys
+import json, os, sys
 from engine.session import start_session
 from engine import jars
 spark = start_session()
 conf = spark.sparkContext.getConf()
 spark.range(3).write.format("delta").save(sys.argv[1])
 rows = sorted(r.id for r in spark.read.format("delta").load(sys.argv[1]).collect())
+jvm = spark.sparkContext._jvm
+files = jvm.org.apache.spark.SparkFiles.getRootDirectory()
 print(json.dumps({"packages": conf.get("spark.jars.packages"), "jars": conf.get("spark.jars"),
-                  "recorded": jars.recorded([]), "rows": rows}))
+                  "class_path": jvm.System.getProperty("java.class.path").split(os.pathsep),
+                  "copied": sorted(os.listdir(files)), "recorded": jars.recorded([]),
+                  "rows": rows}))
 """
 
 
@@ -49,10 +55,31 @@ def test_a_second_local_start_takes_the_recorded_jars(tmp_path: Path) -> None:
         recorded = first["recorded"]
     assert recorded and any("delta-spark" in j for j in recorded)
     second = _start(tmp_path, "b")
-    # No resolution: Delta's jars came as files, and Delta works.
-    assert second["packages"] is None
-    assert second["jars"].split(",") == recorded
+    # No resolution: Delta's jars came as files, after Spark's own on the
+    # JVM's classpath, none copied into the session's folder (where a jar of
+    # spark.jars goes), and Delta works.
+    assert second["packages"] is None and second["jars"] is None
+    paths = [urlparse(j).path for j in recorded]
+    assert second["class_path"][-len(paths):] == paths
+    assert any("/pyspark/jars/" in p for p in second["class_path"][:-len(paths)])
+    assert not [name for name in second["copied"] if name.endswith(".jar")]
     assert second["rows"] == [0, 1, 2]
+
+
+def test_the_jars_of_more_packages_follow_delta_s_own(monkeypatch, tmp_path: Path) -> None:
+    """The class-data archive is written by a session of Delta's jars alone:
+    those come first in every larger set, so that its classpath is a prefix
+    of the others' (as the JVM requires of an archive)."""
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    delta, kafka, shared = (tmp_path / f"{n}.jar" for n in ("delta", "kafka", "shared"))
+    for jar in (delta, kafka, shared):
+        jar.write_bytes(b"")
+    assert jars.class_path([]) is None
+    jars.remember([], f"file://{delta},file://{shared}")
+    jars.remember(["org.x:kafka:1"], f"file://{kafka},file://{shared},file://{delta}")
+    assert jars.class_path([]) == os.pathsep.join([str(delta), str(shared)])
+    assert jars.class_path(["org.x:kafka:1"]) == os.pathsep.join(
+        [str(delta), str(shared), str(kafka)])
 
 
 def test_only_a_local_session_that_names_no_jars_takes_recorded_ones(monkeypatch) -> None:

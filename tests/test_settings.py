@@ -89,8 +89,11 @@ def test_the_session_loads_delta_first(spark) -> None:
     packages = conf.get("spark.jars.packages")
     if packages is not None:  # resolved at this start
         assert packages.split(",")[0].startswith("io.delta:delta-spark_")
-    else:  # the jars an earlier start resolved, in the same order (engine/jars.py)
-        assert "/io.delta_delta-spark_" in conf.get("spark.jars").split(",")[0]
+    else:  # the jars an earlier start resolved, Delta's first after Spark's
+        # own on the JVM's classpath (engine/jars.py)
+        class_path = spark.sparkContext._jvm.System.getProperty("java.class.path").split(":")
+        last_spark = max(i for i, p in enumerate(class_path) if "/pyspark/jars/" in p)
+        assert "/io.delta_delta-spark_" in class_path[last_spark + 1]
 
 
 def test_spark_conf_bad_json_is_one_clear_message() -> None:
