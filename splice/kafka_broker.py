@@ -90,6 +90,17 @@ def _properties(folder: Path, port: int, controller: int) -> str:
         "share.coordinator.state.topic.min.isr": "1",
         "group.initial.rebalance.delay.ms": "0",
         "auto.create.topics.enable": "false",
+        # Records keep their event time as their timestamp (the cases' are
+        # from 2024), and Kafka's time retention (7 days by default) goes by
+        # record timestamps: its checks deleted a case's records between a
+        # run planning a micro-batch and reading it ("Could not read records
+        # in offset [1, 2)", a whole suite's run). This broker keeps every
+        # record; its checks run every second from its start (not first
+        # after 30 s, then every 5 min), so that a deletion would show at
+        # once, not by chance (tests/test_kafka_source.py).
+        "log.retention.ms": "-1",
+        "log.initial.task.delay.ms": "1000",
+        "log.retention.check.interval.ms": "1000",
     }
     return "".join(f"{k}={v}\n" for k, v in settings.items())
 

@@ -5,6 +5,7 @@ records go to the dead letter with where they were; tombstones delete."""
 from __future__ import annotations
 
 import random
+import time
 import uuid
 from datetime import datetime
 from typing import Any
@@ -89,6 +90,24 @@ def test_stream_table_join_over_kafka_equals_delta_and_runs_incrementally(
     reports = run_pipeline(over_kafka.pipeline, over_kafka)
     assert all(r.skipped for r in reports)
     assert output_rows(over_kafka, "result_k", "id", "item", "name") == expected
+
+
+def test_records_stamped_long_ago_are_all_read(spark, warehouse, kafka) -> None:
+    """Records keep their event time (here 2024) as their Kafka timestamp.
+    The suite's broker checks retention every second: were it deleting by
+    time, as Kafka's 7-day default does by those timestamps, the records
+    would be gone before the run (a whole suite's run once lost a case's
+    records between planning a micro-batch and reading it)."""
+    orders = topic("old", 1, kafka)
+    sql = (f"CREATE STREAM orders (id INT, item STRING, ts TIMESTAMP) WITH (format='kafka', "
+           f"topic='{orders}', key='id', timestamp='ts');\n"
+           "INSERT INTO result SELECT STREAM id, item FROM orders;")
+    io = kafka_io(spark, warehouse, sql, "old", kafka)
+    produce(kafka, orders, [Record(r, str(r["id"]), timestamp_ms=T0 + 1000 * i)
+                            for i, r in enumerate(ORDERS)])
+    time.sleep(2.5)  # two retention checks at least
+    run_pipeline(io.pipeline, io)
+    assert output_rows(io, "result", "id", "item") == [(10, "pen"), (11, "ink"), (12, "cap")]
 
 
 def test_bad_records_go_to_dead_letter_with_topic_partition_offset(
