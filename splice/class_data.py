@@ -72,7 +72,7 @@ def write_archive(path: str) -> bool:
     env = {k: v for k, v in os.environ.items()
            if k not in (ENV["connect_url"], "SPLICE_SPARK_CONNECT")}
     env[ENV["master"]] = "local[2]"
-    if jars.class_path(settings.packages) is None:
+    if jars.recorded(settings.packages) is None:
         # Delta's jars resolved and recorded first, by a session of their
         # own: the demo's JVM then has them on its classpath as every later
         # local session does, and the archive holds Delta's classes too.
