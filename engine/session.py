@@ -21,6 +21,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from engine import class_data, jars, local_fs
@@ -148,16 +149,47 @@ def _reachable(url: str, addresses: list[str], start: str, setting: str) -> None
                             f"prints its URL) or fix {setting}")
 
 
+@dataclass(frozen=True)
+class DriverLaunch:
+    """What a driver JVM launched here takes beyond its Spark settings:
+    ``conf``, settings to add, and ``class_path``, the recorded jars to put
+    after its classpath (None: Spark resolves Delta's and the extra packages)."""
+
+    conf: dict[str, str]
+    class_path: str | None
+
+
+def driver_launch(master: str, conf: dict[str, str], packages: list[str]) -> DriverLaunch:
+    """How to launch the driver JVM of ``master`` whose settings are ``conf``
+    with Delta plus ``packages``: the recorded jars when it may take them
+    (engine/jars.py), Hadoop's local file system without a process per file
+    (engine/local_fs.py), then classes from an archive (engine/class_data.py),
+    which records that classpath. A local session's JVM and the Spark
+    Connect server (splice/connect_server.py) are launched alike."""
+    known = jars.class_path(packages) if jars.usable(master, conf) else None
+    added = dict(local_fs.session_options(master, conf))
+    options = class_data.sharing_options(conf)
+    if options is not None:
+        added[class_data.JAVA_OPTIONS] = options
+    return DriverLaunch(conf=added, class_path=known)
+
+
+def dist_class_path(path: str, own: str | None) -> str:
+    """``SPARK_DIST_CLASSPATH`` with ``path`` after it: Spark's launcher
+    appends it last; one already set, as a Hadoop-free Spark needs, stays
+    first."""
+    return f"{own}{os.pathsep}{path}" if own else path
+
+
 @contextlib.contextmanager
 def _launch_class_path(path: str | None) -> Iterator[None]:
-    """``path`` after the classpath of the JVM launched inside (Spark's
-    launcher appends ``SPARK_DIST_CLASSPATH`` last; one already set, as a
-    Hadoop-free Spark needs, stays first), for that launch only."""
+    """``path`` after the classpath of the JVM launched inside
+    (:func:`dist_class_path`), for that launch only."""
     if path is None:
         yield
         return
     own = os.environ.get(DIST_CLASS_PATH)
-    os.environ[DIST_CLASS_PATH] = f"{own}{os.pathsep}{path}" if own else path
+    os.environ[DIST_CLASS_PATH] = dist_class_path(path, own)
     try:
         yield
     finally:
@@ -238,18 +270,13 @@ def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (l
             packages = list(dict.fromkeys(
                 [*settings.packages, *storage_packages([settings.warehouse])]))
             local_jars = jars.usable(settings.master, conf)
-            known = jars.class_path(packages) if local_jars else None
+            launch = driver_launch(settings.master, conf, packages)
+            known = launch.class_path
             if known is None:  # else resolved by an earlier start (engine/jars.py)
                 builder = configure_spark_with_delta_pip(builder, extra_packages=packages)
             if not settings.connect_url:
-                # Hadoop's local file system without a process per file
-                # (engine/local_fs.py), then classes from an archive
-                # (engine/class_data.py), which records that classpath.
-                for key, value in local_fs.session_options(settings.master, conf).items():
+                for key, value in launch.conf.items():
                     builder = builder.config(key, value)
-                options = class_data.sharing_options(conf)
-                if options is not None:
-                    builder = builder.config(class_data.JAVA_OPTIONS, options)
         logged = os.path.getsize(settings.spark_log) if os.path.exists(settings.spark_log) else 0
         with _jvm_output_to(settings.spark_log), _launch_class_path(known):
             try:

@@ -2,10 +2,11 @@
 
 pip's pyspark ships ``jars/spark-connect_2.13-*.jar`` but no start script:
 the server is ``spark-submit --class ...SparkConnectServer`` with Delta's
-package and the Spark settings a classic session of Splice starts with
-(engine/session.py: Splice's own, then the user's), listening on
-127.0.0.1. Delta's Connect plugin is not used (it is not served here), so
-the engine reaches Delta through SQL (engine/delta_sql.py).
+jars and the Spark settings a classic session of Splice starts with
+(engine/session.py: Splice's own, then the user's), launched as a local
+session is (``driver_launch``), listening on 127.0.0.1. Delta's Connect
+plugin is not used (it is not served here), so the engine reaches Delta
+through SQL (engine/delta_sql.py).
 
 A step's micro-batches run in the server's Python worker, which unpickles
 Splice's functions by module name: the server runs this checkout's Python
@@ -30,13 +31,14 @@ from pathlib import Path
 
 import pyspark
 
-from engine.session import spark_conf
+from engine.session import DIST_CLASS_PATH, dist_class_path, driver_launch, spark_conf
 from engine.settings import SpliceSettings
 from splice.processes import end, server_main
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_FOLDER = ROOT / ".splice" / "connect"
 CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+MASTER = "local[*]"
 READY_SECONDS = 180.0
 
 
@@ -68,21 +70,34 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _command(port: int, driver_memory: str, extra: dict[str, str]) -> list[str]:
+def _command(port: int, driver_memory: str, extra: dict[str, str]
+             ) -> tuple[list[str], dict[str, str]]:
+    """The server's ``spark-submit`` command and what its environment adds."""
     settings = SpliceSettings.from_env(driver_memory=driver_memory)
     # Every setting a classic session starts with, the user's included
     # (SPLICE_SPARK_CONF, splice.yaml, the S3 shorthand): a client cannot
     # send the ones read when the JVM starts (executor sizes, Java options).
     conf = {**spark_conf(settings), **extra, "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": str(port)}
-    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     # Connectors (SPLICE_SPARK_PACKAGES, e.g. Kafka's) are the server's to
-    # load: a Connect client cannot add packages.
-    packages = ",".join([delta_package(), *settings.packages])
-    args = [str(submit), "--class", CLASS, "--packages", packages]
+    # load: a Connect client cannot add packages. The server's master is
+    # local, so it is launched as a local session is: the jars an earlier
+    # start recorded on its classpath (no resolution at each start, none
+    # copied into its temporary folder), Hadoop's local file system without
+    # a process per file, classes from the archive.
+    packages = list(settings.packages)
+    launch = driver_launch(MASTER, conf, packages)
+    conf.update(launch.conf)
+    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    args = [str(submit), "--master", MASTER, "--class", CLASS]
+    env: dict[str, str] = {}
+    if launch.class_path is None:
+        args += ["--packages", ",".join([delta_package(), *packages])]
+    else:
+        env[DIST_CLASS_PATH] = dist_class_path(launch.class_path, os.environ.get(DIST_CLASS_PATH))
     for key, value in conf.items():
         args += ["--conf", f"{key}={value}"]
-    return args
+    return args, env
 
 
 def running(folder: Path) -> Server | None:
@@ -112,8 +127,10 @@ def start_server(folder: Path = DEFAULT_FOLDER, port: int | None = None,
     env = {**os.environ, "PYSPARK_PYTHON": python or sys.executable,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
                                                        os.environ.get("PYTHONPATH")]))}
+    command, added = _command(port, driver_memory, conf or {})
+    env.update(added)
     with open(folder / "server.log", "ab") as out:
-        process = subprocess.Popen(_command(port, driver_memory, conf or {}), stdout=out,
+        process = subprocess.Popen(command, stdout=out,
                                    stderr=subprocess.STDOUT, env=env, cwd=folder,
                                    start_new_session=True)
     server = Server(folder, port, process.pid)

@@ -15,9 +15,11 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
+from engine import class_data, jars, local_fs
 from splice.connect_server import Server, start_server, stop_server
 from tests.conftest import CASES, ROOT, suite_conf
 
@@ -68,6 +70,25 @@ def _run(args: list[str], server: Server, **env: str) -> subprocess.CompletedPro
 def _rows(spark, path: str, *columns: str) -> list[tuple]:
     return sorted((tuple(r[c] for c in columns)
                    for r in spark.read.format("delta").load(path).collect()), key=repr)
+
+
+def test_the_server_is_launched_as_a_local_session(connect: Server) -> None:
+    """The server's JVM (its master is local) takes what a local session's
+    does: the jars recorded by an earlier start on its classpath, no
+    package resolved or copied at its start, classes from the archive,
+    Hadoop's local file system without a process per file."""
+    recorded = jars.recorded([])
+    assert recorded, "no start recorded Delta's jars (scripts/setup.sh records them)"
+    command = Path(f"/proc/{connect.pid}/cmdline").read_text().split("\0")
+    assert command[0].endswith("java"), command[0]
+    class_path = command[command.index("-cp") + 1].split(os.pathsep)
+    assert set(map(lambda j: urlparse(j).path, recorded)) <= set(class_path)
+    assert "--packages" not in command and not any(
+        a.startswith("spark.jars") for a in command), command
+    for key, value in local_fs.IMPLEMENTATIONS.items():
+        assert f"{key}={value}" in command
+    archive = class_data.archive_path()
+    assert archive and archive in Path(f"/proc/{connect.pid}/maps").read_text()
 
 
 def test_the_demo_runs_under_spark_connect(connect: Server, spark, tmp_path: Path) -> None:

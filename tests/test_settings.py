@@ -182,7 +182,7 @@ def test_the_projects_connect_server_starts_with_the_users_settings(monkeypatch,
     monkeypatch.setenv("SPLICE_SPARK_CONF", json.dumps({"spark.executor.memory": "3g",
                                                         "spark.sql.shuffle.partitions": "4"}))
     monkeypatch.setenv("SPLICE_S3_ENDPOINT", "http://127.0.0.1:9000")
-    args = _command(15002, "2g", {"spark.executor.memory": "5g"})
+    args, _ = _command(15002, "2g", {"spark.executor.memory": "5g"})
     conf = dict(args[i + 1].split("=", 1) for i, a in enumerate(args) if a == "--conf")
     assert conf["spark.executor.memory"] == "5g"
     assert conf["spark.sql.shuffle.partitions"] == "4"
