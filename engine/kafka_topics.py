@@ -138,6 +138,17 @@ def topic_exists(bootstrap: str, topic: str) -> bool:
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     """Each partition's end offset (the offset the next record gets); empty
     for a topic that does not exist."""
+    return {p: high for p, (_, high) in _watermarks(bootstrap, topic).items()}
+
+
+def first_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+    """Each partition's first offset the broker still has (the records
+    before it were deleted); empty for a topic that does not exist."""
+    return {p: low for p, (low, _) in _watermarks(bootstrap, topic).items()}
+
+
+def _watermarks(bootstrap: str, topic: str) -> dict[int, tuple[int, int]]:
+    """Each partition's (first, end) offsets."""
     from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "splice-offsets",
@@ -149,8 +160,8 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
         deadline = time.monotonic() + TIMEOUT
         while True:
             try:
-                return {p: consumer.get_watermark_offsets(TopicPartition(topic, p),
-                                                          timeout=TIMEOUT)[1]
+                return {p: tuple(consumer.get_watermark_offsets(TopicPartition(topic, p),
+                                                                timeout=TIMEOUT))
                         for p in sorted(meta.partitions)}
             except KafkaException as err:
                 # A partition between leaders (a topic just created, a broker

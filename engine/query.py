@@ -11,6 +11,7 @@ from typing import Any, Generic, TypeVar
 
 from pyspark.sql import DataFrame, SparkSession
 
+from engine.errors import Cause
 from engine.io import StepIO, delta_version
 from engine.nodes import PhysicalNode
 
@@ -106,6 +107,12 @@ class Executor(ABC, Generic[N]):
             path = io.table_path(io.pipeline.step(input_id))
             markers[path] = str(delta_version(io.spark, path))
         return markers
+
+    def failure(self, node: N, io: StepIO, cause: Cause) -> str | None:
+        """The failure ``cause`` of the node's run in this kind's own words,
+        when it knows more than Spark's message says (a Kafka source whose
+        records the broker deleted); None keeps the root cause's."""
+        return None
 
     def skipped(self, node: N, io: StepIO) -> list[Any]:
         """What a skipped run reports: the files changed in place that its

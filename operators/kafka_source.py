@@ -30,7 +30,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from engine.errors import root_cause
+from engine.errors import Cause, root_cause
 from engine.io import KEY, ROWTIME, StepIO, delta_version, ensure_table, rows_written_since
 from engine.kafka_topics import create_topic, end_offsets, topic_exists
 from engine.net import unanswered
@@ -40,6 +40,7 @@ from engine.settings import ENV
 from engine.stream_start import delta_stream
 from operators.dead_letters import write_checked
 from operators.json_source import NOT_OBJECT, NOT_UTF8, TRAILING, convert_text, one_object
+from operators.kafka_loss import lost_records
 from operators.nodes import SourceNode
 from operators.sources import SourceError, SourceExecutor, dead_letter_table, rowtime_of
 from sql.plan import SinkStep, SourceStep
@@ -108,6 +109,14 @@ class KafkaSourceExecutor(SourceExecutor):
             offsets = f"unknown: {err}"
             servers = step.options.get("bootstrap", "")
         return {f"kafka://{servers}/{topic}": offsets}
+
+    def failure(self, node: SourceNode, io: StepIO, cause: Cause) -> str | None:
+        step = node.step
+        try:
+            servers = bootstrap(step, io)
+        except SourceError:
+            return None
+        return lost_records(step.name, step.options["topic"], servers, cause)
 
     def read_stream(self, node: SourceNode, io: StepIO, options: dict[str, str]) -> DataFrame:
         step = node.step

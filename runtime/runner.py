@@ -28,7 +28,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from engine import definitions, fs
 from engine.claims import claim
-from engine.errors import explain, recorded, transient
+from engine.errors import Cause, explain, recorded, transient
 from engine.faults import KillPoint, reached
 from engine.io import (
     StepIO,
@@ -171,12 +171,20 @@ def _run(node: PhysicalNode, io: StepIO, start: float) -> StepReport:
         except SourceError as err:
             raise StepFailed(step, str(err), err.detail) from None
         except (PySparkException, Py4JJavaError) as err:
-            cause = explain(step, io, err)
+            cause = failure_cause(node, io, err)
             reason = transient(cause)
             if reason is None or len(retried) + 1 >= ATTEMPTS:
                 raise StepFailed(step, cause.summary, cause.detail) from err
             retried.append(reason)
             _log.warning("step '%s' runs again: %s", step.id, reason)
+
+
+def failure_cause(node: PhysicalNode, io: StepIO, err: BaseException) -> Cause:
+    """Why the node's run failed with ``err``: in its kind's own words when
+    its executor has them (``Executor.failure``), else the root cause's."""
+    cause = explain(node.step, io, err)
+    worded = executor(node).failure(node, io, cause)
+    return cause if worded is None else replace(cause, summary=worded)
 
 
 def _run_query(node: PhysicalNode, io: StepIO, start: float) -> StepReport:

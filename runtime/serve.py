@@ -29,7 +29,6 @@ from pyspark.sql.streaming import StreamingQuery
 
 from engine import definitions
 from engine.claims import claim
-from engine.errors import explain
 from engine.io import StepIO
 from engine.lock import pipeline_lock
 from engine.nodes import PhysicalNode
@@ -38,7 +37,7 @@ from engine.session import own_session
 from operators.sources import SourceError
 from runtime.planner import planned
 from runtime.registry import bind, executor
-from runtime.runner import run_steps, start_stream
+from runtime.runner import failure_cause, run_steps, start_stream
 from sql.plan import Pipeline
 
 
@@ -201,7 +200,7 @@ def _failed(step: ServedStep, options: ServeOptions, now: float) -> None:
 def _reason(step: ServedStep, error: BaseException | None) -> str:
     """A failure in the words ``splice run`` uses for it."""
     if isinstance(error, PySparkException):
-        return explain(step.node.step, step.io, error).summary
+        return failure_cause(step.node, step.io, error).summary
     if isinstance(error, SourceError):
         return str(error)
     return str(error) if error is not None else "the query stopped"

@@ -1,0 +1,60 @@
+"""A Kafka source's records deleted by the broker before a run read them.
+
+Spark's Kafka source stops such a run (``failOnDataLoss`` stays on:
+nothing is skipped silently, LANGUAGE.md), with the Kafka client's words
+(``OffsetOutOfRangeException: Fetch position FetchPosition{offset=3, ...}
+is out of range for partition orders-0``) or Spark's. This says it the
+way a user can act on: which topic, partition and offset, the first offset
+the broker still has, and the topic's retention settings that deleted
+them (time retention goes by the records' Kafka timestamps, so records
+stamped long ago go at the broker's next check).
+"""
+
+from __future__ import annotations
+
+import re
+
+from engine.errors import Cause
+from engine.kafka_topics import first_offsets, topic_config
+
+# Texts of Spark's and the Kafka client's data-loss failures.
+_LOST = ("OffsetOutOfRange", "some data may have been", "Cannot fetch offset",
+         "Could not read records in offset")
+_OFFSET = re.compile(r"offset[= ]\[?(\d+)")
+_RETENTION = ("cleanup.policy", "retention.ms", "retention.bytes")
+
+
+def lost_records(name: str, topic: str, servers: str, cause: Cause) -> str | None:
+    """The failure ``cause`` of source ``name`` reading ``topic`` from
+    ``servers`` in words, when it is records the broker deleted; None
+    otherwise."""
+    text = f"{cause.summary}\n{cause.detail}"
+    if not any(marker.lower() in text.lower() for marker in _LOST):
+        return None
+    found = re.search(re.escape(topic) + r"-(\d+)\b", text)
+    partition = int(found.group(1)) if found else None
+    offset = _OFFSET.search(text)
+    where = f"topic '{topic}'" + (f" partition {partition}" if partition is not None else "")
+    start = f" from offset {offset.group(1)}" if offset else ""
+    first, retention = _broker_side(topic, servers, partition)
+    return (f"source '{name}' cannot read {where}{start}: the broker no longer has those "
+            f"records{first}, deleted by the topic's retention ({retention}time retention "
+            "goes by the records' Kafka timestamps, so records stamped long ago are deleted "
+            "at the broker's next check). Splice stops rather than skip records (Spark's "
+            "failOnDataLoss): keep a topic's records until Splice has read them (a longer "
+            "retention.ms or retention.bytes on the topic, or more frequent runs); records "
+            "already deleted cannot be read again")
+
+
+def _broker_side(topic: str, servers: str, partition: int | None) -> tuple[str, str]:
+    """(the partition's first offset now, the topic's retention settings) as
+    text; empty when the broker does not answer."""
+    try:
+        firsts = first_offsets(servers, topic)
+        config = topic_config(servers, topic)
+    except Exception:  # KafkaException, a broker gone since: the rest still says it
+        return "", ""
+    first = (f" (its first record is now at offset {firsts[partition]})"
+             if partition in firsts else "")
+    settings = ", ".join(f"{key}={config[key]}" for key in _RETENTION if key in config)
+    return first, f"{settings}; " if settings else ""
