@@ -34,6 +34,21 @@ def _admin(bootstrap: str):
     return AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
 
 
+def unanswered_brokers(bootstrap: str, seconds: float) -> str | None:
+    """Why no broker of ``bootstrap`` answers a metadata request, Kafka's
+    own protocol, within ``seconds``; None when one does. A TCP connect
+    shows only that a port is open: a port of another server accepts it,
+    and Spark's Kafka client then waits minutes for a node assignment."""
+    from confluent_kafka import KafkaException
+
+    admin = _admin(bootstrap)
+    try:
+        admin.list_topics(timeout=seconds)
+    except KafkaException as err:
+        return err.args[0].str()
+    return None
+
+
 def create_topic(bootstrap: str, name: str, partitions: int = 1,
                  compacted: bool = False, replication: int = 1) -> None:
     """Create ``name`` with ``partitions`` partitions, each kept on

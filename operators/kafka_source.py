@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -32,7 +33,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from engine.errors import Cause, root_cause
 from engine.io import KEY, ROWTIME, StepIO, delta_version, ensure_table, rows_written_since
-from engine.kafka_topics import create_topic, end_offsets, topic_exists
+from engine.kafka_topics import create_topic, end_offsets, topic_exists, unanswered_brokers
 from engine.net import unanswered
 from engine.query import BatchTarget, Outcome, Sink, StepQuery
 from engine.session import is_connect
@@ -52,14 +53,21 @@ RECORD_KEY = "__kafka_key"
 RECORD_VALUE = "__kafka_value"
 RECORD_TOPIC = "__kafka_topic"
 RECORD_TIMESTAMP = "__kafka_timestamp"
+# How long a broker may take to answer a metadata request before the run stops.
+ANSWER_SECONDS = 10.0
+# Brokers that answered, and when: not asked again for a minute (a run asks
+# for its markers and for its query; a request costs about 60 ms here).
+_ANSWERED: dict[str, float] = {}
+_REMEMBERED = 60.0
 ORDER = ["__partition", "__offset"]  # a topic's order: by partition, then offset
 
 
 def bootstrap(step: SourceStep | SinkStep, io: StepIO) -> str:
     """The brokers: the statement's own, else the setting's, else
-    SPLICE_KAFKA_BOOTSTRAP; refused in one message when none is set or
-    none of them accepts a connection (Spark's Kafka client would wait
-    minutes and end on "Timed out waiting for a node assignment"). Under
+    SPLICE_KAFKA_BOOTSTRAP; refused in one message when none is set, none
+    of them accepts a connection, or none answers Kafka's metadata request
+    (Spark's Kafka client would wait minutes and end on "Timed out waiting
+    for a node assignment"). Under
     Spark Connect the server reaches the brokers, not this process, which
     therefore does not try."""
     what = (f"source '{step.name}' (declared at {step.where}) reads"
@@ -73,14 +81,27 @@ def bootstrap(step: SourceStep | SinkStep, io: StepIO) -> str:
             f"{what} Kafka topic '{topic}' but no broker is set; set "
             f"{ENV['kafka_bootstrap']}=host:port (bash scripts/kafka.sh start prints one), or "
             "give the statement properties.bootstrap.server='host:port'")
-    reasons = [] if is_connect(io.spark) else unanswered(found.split(","))
+    if is_connect(io.spark):
+        return found
+    setting = ("the statement's properties.bootstrap.server" if own else
+               f"{ENV['kafka_bootstrap']} (Dagster: SparkResource's kafka_bootstrap)")
+    reasons = unanswered(found.split(","))
     if reasons:
-        setting = ("the statement's properties.bootstrap.server" if own else
-                   f"{ENV['kafka_bootstrap']} (Dagster: SparkResource's kafka_bootstrap)")
         raise SourceError(
             f"{what} Kafka topic '{topic}' at {found}, but no broker there accepts a "
             f"connection ({'; '.join(reasons)}): start it (bash scripts/kafka.sh start "
             f"prints its address) or fix {setting}")
+    answered = _ANSWERED.get(found)
+    if answered is not None and time.monotonic() - answered < _REMEMBERED:
+        return found
+    silent = unanswered_brokers(found, ANSWER_SECONDS)
+    if silent:
+        raise SourceError(
+            f"{what} Kafka topic '{topic}' at {found}, which accepts a connection but does "
+            f"not answer as a Kafka broker within {ANSWER_SECONDS:g} s ({silent}): name a "
+            f"broker's listener (its advertised.listeners), not another server's port, in "
+            f"{setting}")
+    _ANSWERED[found] = time.monotonic()
     return found
 
 

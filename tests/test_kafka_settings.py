@@ -8,6 +8,7 @@ import pytest
 
 from engine.io import StepIO
 from engine.settings import SpliceSettings, Warehouse
+from operators import kafka_source
 from operators.kafka_source import bootstrap
 from operators.sources import SourceError
 from runtime.compile import compile_text
@@ -63,7 +64,8 @@ def test_brokers_that_do_not_answer_are_one_message_naming_the_setting(monkeypat
     """Before Spark's Kafka client waits minutes for them (3 min 43 s here,
     ending on "Timed out waiting for a node assignment"): the source, the
     brokers, why each did not answer and the setting to fix; one broker of
-    several answering is enough. No Spark: the check is a TCP connect."""
+    several answering is enough; a port that accepts connections must
+    answer Kafka's metadata request. No Spark, no broker."""
     sql = ("CREATE STREAM orders (id INT, item STRING) WITH (kafka_topic='orders', "
            "value_format='JSON');\nINSERT INTO result SELECT STREAM id, item FROM orders;\n")
     pipeline = compile_text(sql, "p.sql", "p")
@@ -85,7 +87,17 @@ def test_brokers_that_do_not_answer_are_one_message_naming_the_setting(monkeypat
         bootstrap(own.sources["orders"], StepIO(spark=None, warehouse=io.warehouse, pipeline=own))
     assert f"at PLAINTEXT://{dead}, but" in str(err.value)
     assert str(err.value).endswith("or fix the statement's properties.bootstrap.server")
-    with socket.create_server(("127.0.0.1", 0)) as broker:
-        alive = f"127.0.0.1:{broker.getsockname()[1]}"
-        monkeypatch.setenv("SPLICE_KAFKA_BOOTSTRAP", f"{dead},{alive}")
-        assert bootstrap(step, io) == f"{dead},{alive}"
+    # A port that accepts connections but is no Kafka broker: Spark's client
+    # would wait as long; the run asks Kafka's own question first.
+    monkeypatch.setattr(kafka_source, "ANSWER_SECONDS", 1.0)
+    with socket.create_server(("127.0.0.1", 0)) as other:
+        port = f"127.0.0.1:{other.getsockname()[1]}"
+        monkeypatch.setenv("SPLICE_KAFKA_BOOTSTRAP", f"{dead},{port}")
+        with pytest.raises(SourceError) as err:
+            bootstrap(step, io)
+    assert str(err.value) == (
+        f"source 'orders' (declared at p.sql:1:1) reads Kafka topic 'orders' at {dead},{port}, "
+        "which accepts a connection but does not answer as a Kafka broker within 1 s (Failed "
+        "to get metadata: Local: Broker transport failure): name a broker's listener (its "
+        "advertised.listeners), not another server's port, in SPLICE_KAFKA_BOOTSTRAP (Dagster: "
+        "SparkResource's kafka_bootstrap)")

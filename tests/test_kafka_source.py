@@ -5,6 +5,7 @@ records go to the dead letter with where they were; tombstones delete."""
 from __future__ import annotations
 
 import random
+import socket
 import time
 import uuid
 from datetime import datetime
@@ -14,6 +15,7 @@ import pytest
 
 from engine.io import StepIO
 from engine.kafka_topics import Record, add_partitions, create_topic, first_offsets, produce
+from operators import kafka_source
 from runtime.runner import StepFailed, run_pipeline
 from tests.pipeline_helpers import append, make_io, output_rows
 
@@ -320,4 +322,33 @@ def test_records_deleted_before_a_run_read_them_stop_it_with_the_topics_retentio
     assert "a longer retention.ms or retention.bytes" in message
     assert "FetchPosition" not in message and "\tat " not in message
     assert "OffsetOutOfRange" in failed.value.detail  # the whole text, for logs
+    assert output_rows(io, "result", "id", "item") == [(10, "pen"), (11, "ink"), (12, "cap")]
+
+
+def test_a_port_that_is_no_broker_stops_the_run_at_once_and_one_live_broker_is_enough(
+        spark, warehouse, kafka, monkeypatch) -> None:
+    """A run pointed at a port that accepts connections but is no Kafka
+    broker stops in one message naming it (Spark's client would wait
+    minutes for a node assignment); a list with a dead address and the
+    live broker runs."""
+    orders = topic("port", 1, kafka)
+    sql = (f"CREATE STREAM orders (id INT, item STRING, ts TIMESTAMP) WITH (format='kafka', "
+           f"topic='{orders}', key='id', timestamp='ts');\n"
+           "INSERT INTO result SELECT STREAM id, item FROM orders;")
+    produce(kafka, orders, records(ORDERS))
+    monkeypatch.setattr(kafka_source, "ANSWER_SECONDS", 2.0)
+    with socket.create_server(("127.0.0.1", 0)) as other:
+        port = f"127.0.0.1:{other.getsockname()[1]}"
+        io = kafka_io(spark, warehouse, sql, "port", port)
+        with pytest.raises(StepFailed) as failed:
+            run_pipeline(io.pipeline, io)
+    assert str(failed.value).startswith(
+        f"step 'orders' (source, from port.sql:1:1) failed: source 'orders' (declared at "
+        f"port.sql:1:1) reads Kafka topic '{orders}' at {port}, which accepts a connection but "
+        "does not answer as a Kafka broker within 2 s"), str(failed.value)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{probe.getsockname()[1]}"
+    io = kafka_io(spark, warehouse, sql, "port", f"{dead},{kafka}")
+    run_pipeline(io.pipeline, io)
     assert output_rows(io, "result", "id", "item") == [(10, "pen"), (11, "ink"), (12, "cap")]
