@@ -18,8 +18,21 @@ from pathlib import Path
 
 import pytest
 
+from engine.faults import KillPoint
+from engine.io import StepIO
+from resources.warehouse import WarehouseResource
 from splice.cluster import Cluster, start_cluster, stop_cluster
+from splice.compile import compile_path
 from tests.conftest import CASES, CHILD_JAVA_OPTIONS, ROOT
+from tests.crash_harness import (
+    TABLES_PIPELINE,
+    Kill,
+    add_tables_round,
+    complete,
+    differences,
+    run_killed,
+    table_rows,
+)
 
 
 @pytest.fixture(scope="module")
@@ -79,3 +92,33 @@ def test_a_stream_stream_and_a_table_table_case_pass_on_the_cluster(cluster: Clu
     assert "PASS lenses-stream-stream-within" in done.stdout
     assert "PASS lenses-three-tables-with" in done.stdout
     assert done.stdout.rstrip().endswith("2 passed, 0 failed")
+
+
+@pytest.mark.cluster
+@pytest.mark.spark
+@pytest.mark.faults
+def test_a_run_killed_inside_a_merge_on_the_cluster_loses_and_repeats_nothing(
+        cluster: Cluster, spark, tmp_path: Path) -> None:
+    """A `splice run` on the cluster killed while the executor on the worker
+    writes a table-table MERGE's data files (its Python worker kills the
+    driver's process tree: the driver JVM and the run), then a run on the
+    cluster completes the pipeline: every table equals an uninterrupted
+    run's, nothing lost or written twice. The killed application's
+    executor is the master's to end; the next run gets one of its own."""
+    pipeline = compile_path(TABLES_PIPELINE)
+    reference, crashed = (
+        StepIO(spark=spark, pipeline=pipeline,
+               warehouse=WarehouseResource(root=str(tmp_path / name)))
+        for name in ("reference", "crashed"))
+    add_tables_round(reference, 0)
+    complete(reference)
+    add_tables_round(crashed, 0)
+    java = {"spark.executor.extraJavaOptions": CHILD_JAVA_OPTIONS}
+    output = run_killed(crashed, Kill(KillPoint.INSIDE_MERGE, "customer_tiers"),
+                        TABLES_PIPELINE, java, {"SPLICE_SPARK_MASTER": cluster.master})
+    assert f"starting Spark ({cluster.master})" in output
+    done = _run(["run", str(TABLES_PIPELINE), "--warehouse", crashed.warehouse.root], cluster)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    expected = table_rows(reference)
+    assert expected["customer_tiers"] and expected["same_tier"], "empty outputs"
+    assert differences(expected, table_rows(crashed)) == {}

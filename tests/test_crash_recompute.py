@@ -18,14 +18,21 @@ import pytest
 from engine.faults import KillPoint
 from engine.io import StepIO
 from resources.warehouse import WarehouseResource
-from splice.cases import append_rows
 from splice.compile import compile_path
-from tests.conftest import ROOT, table_join_plan
-from tests.crash_harness import Kill, complete, differences, round_rows, run_killed, table_rows
+from tests.conftest import table_join_plan
+from tests.crash_harness import (
+    TABLES_PIPELINE,
+    Kill,
+    add_tables_round,
+    complete,
+    differences,
+    run_killed,
+    table_rows,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.faults]
 
-PIPELINE = ROOT / "tests" / "crash" / "recompute.sql"
+PIPELINE = TABLES_PIPELINE
 RECOMPUTE = {"splice.tableJoin.plan": "recompute"}
 # In the order a run reaches them; round n kills KILLS[n::ROUNDS].
 KILLS = [Kill(KillPoint.INSIDE_MERGE, "customer_tiers"),
@@ -33,15 +40,6 @@ KILLS = [Kill(KillPoint.INSIDE_MERGE, "customer_tiers"),
          Kill(KillPoint.OUTPUT_COMMITTED, "same_tier"),
          Kill(KillPoint.CHECKPOINT_COMMITTED, "labelled")]
 ROUNDS = 2
-
-
-def _add_round(io: StepIO, n: int) -> None:
-    """The crash pipeline's customers and tiers of round ``n``: every round
-    renames every customer and moves customers and tiers between tiers and
-    groups, so each recompute has rows that differ."""
-    rows = round_rows(n)
-    for source in ("customers", "tiers"):
-        append_rows(io, io.pipeline.sources[source], rows[source])
 
 
 def test_kills_during_recomputes_lose_nothing(spark, tmp_path: Path) -> None:
@@ -52,9 +50,9 @@ def test_kills_during_recomputes_lose_nothing(spark, tmp_path: Path) -> None:
         for name in ("reference", "crashed"))
     with table_join_plan(spark, "recompute"):
         for n in range(ROUNDS):
-            _add_round(reference, n)
+            add_tables_round(reference, n)
             complete(reference)
-            _add_round(crashed, n)
+            add_tables_round(crashed, n)
             for kill in KILLS[n::ROUNDS]:
                 run_killed(crashed, kill, PIPELINE, RECOMPUTE)
             complete(crashed)
