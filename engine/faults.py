@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from dataclasses import dataclass
 from enum import StrEnum
 
 ENV = "SPLICE_KILL_AT"
@@ -42,17 +43,48 @@ class KillPoint(StrEnum):
 
 def armed(point: KillPoint, step_id: str) -> bool:
     """Whether ``SPLICE_KILL_AT`` asks to die at ``point`` of ``step_id``."""
-    spec = os.environ.get(ENV)
+    return _asks(os.environ.get(ENV), point, step_id)
+
+
+def _asks(spec: str | None, point: KillPoint, step_id: str) -> bool:
     if not spec:
         return False
     wanted, _, step = spec.partition("@")
     return wanted == point.value and step in ("*", step_id)
 
 
-def reached(point: KillPoint, step_id: str) -> None:
-    """A run of ``step_id`` is at ``point``: die here if the test asked so."""
-    if armed(point, step_id):
-        kill_tree(os.getpid())
+@dataclass(frozen=True)
+class Arming:
+    """What a run armed (``SPLICE_KILL_AT``) and its pid, carried by a
+    function the run hands to another process of the same host: under
+    Spark Connect a step's foreachBatch function runs in the server's
+    Python worker, whose environment is the server's, not the run's."""
+
+    spec: str
+    run: int
+
+
+def arming() -> Arming | None:
+    """This run's arming, for a function that runs elsewhere; None when
+    nothing is armed."""
+    spec = os.environ.get(ENV)
+    return Arming(spec, os.getpid()) if spec else None
+
+
+def reached(point: KillPoint, step_id: str, carried: Arming | None = None) -> None:
+    """A run of ``step_id`` is at ``point``: die here if the test asked so.
+    With ``carried`` (in a process the run does not own: the server's
+    worker under Spark Connect), the run and this process die: the run
+    is killed as ``kill -9`` would, and the server's query loses the
+    worker that was writing its micro-batch, as when the run's own JVM
+    dies; the server itself goes on."""
+    if carried is None:
+        if armed(point, step_id):
+            kill_tree(os.getpid())
+        return
+    if _asks(carried.spec, point, step_id):
+        kill_tree(carried.run)
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _children(pid: int) -> list[int]:

@@ -29,7 +29,7 @@ from pyspark.sql.streaming import StreamingQuery
 from engine import definitions, fs
 from engine.claims import claim
 from engine.errors import Cause, explain, recorded, transient
-from engine.faults import KillPoint, reached
+from engine.faults import KillPoint, arming, reached
 from engine.io import (
     StepIO,
     app_id,
@@ -250,6 +250,7 @@ def start_stream(step: Step, io: StepIO, query: StepQuery, path: str, progress: 
     # DataFrame, no progress object), and takes its session from the batch.
     remote = is_connect(spark)
     tracker = None if remote else progress
+    carried = arming() if remote else None  # a crash test's kill point (engine/faults.py)
     parts = replace(query, stream=None, outcome=None)
 
     def write(df: DataFrame, batch_id: int) -> None:
@@ -266,7 +267,7 @@ def start_stream(step: Step, io: StepIO, query: StepQuery, path: str, progress: 
                 _evaluate(parts.batch(df))  # written before the crash: not again
         else:
             _merge(session, parts.batch(df), path, parts, txn, batch_id, step.id)
-        reached(KillPoint.OUTPUT_COMMITTED, step.id)
+        reached(KillPoint.OUTPUT_COMMITTED, step.id, carried)
 
     streaming = (query.stream.writeStream.outputMode(query.output_mode)
                  # the server's worker records nothing this client could

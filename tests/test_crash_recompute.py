@@ -19,11 +19,10 @@ from engine.faults import KillPoint
 from engine.io import StepIO
 from resources.warehouse import WarehouseResource
 from splice.compile import compile_path
-from tests.conftest import table_join_plan
+from tests.conftest import ROOT, table_join_plan
 from tests.crash_harness import (
-    TABLES_PIPELINE,
     Kill,
-    add_tables_round,
+    add_round,
     complete,
     differences,
     run_killed,
@@ -32,7 +31,7 @@ from tests.crash_harness import (
 
 pytestmark = [pytest.mark.spark, pytest.mark.faults]
 
-PIPELINE = TABLES_PIPELINE
+PIPELINE = ROOT / "tests" / "crash" / "recompute.sql"
 RECOMPUTE = {"splice.tableJoin.plan": "recompute"}
 # In the order a run reaches them; round n kills KILLS[n::ROUNDS].
 KILLS = [Kill(KillPoint.INSIDE_MERGE, "customer_tiers"),
@@ -50,9 +49,9 @@ def test_kills_during_recomputes_lose_nothing(spark, tmp_path: Path) -> None:
         for name in ("reference", "crashed"))
     with table_join_plan(spark, "recompute"):
         for n in range(ROUNDS):
-            add_tables_round(reference, n)
+            add_round(reference, n)
             complete(reference)
-            add_tables_round(crashed, n)
+            add_round(crashed, n)
             for kill in KILLS[n::ROUNDS]:
                 run_killed(crashed, kill, PIPELINE, RECOMPUTE)
             complete(crashed)
