@@ -23,6 +23,7 @@ from typing import Any
 
 from engine.faults import ENV, KillPoint
 from engine.io import StepIO
+from resources.warehouse import WarehouseResource
 from runtime.runner import run_pipeline
 from splice.cases import append_rows
 from sql.plan import Kind, Pipeline
@@ -73,6 +74,35 @@ def add_round(io: StepIO, n: int) -> None:
     for source, rows in round_rows(n).items():
         if source in io.pipeline.sources:
             append_rows(io, io.pipeline.sources[source], rows)
+
+
+def warehouses(spark: Any, pipeline: Pipeline, root: Path) -> tuple[StepIO, StepIO]:
+    """A reference warehouse (uninterrupted runs) and one whose runs are
+    killed, under ``root``."""
+    reference, crashed = (StepIO(spark=spark, pipeline=pipeline,
+                                 warehouse=WarehouseResource(root=str(root / name)))
+                          for name in ("reference", "crashed"))
+    return reference, crashed
+
+
+def first_round(spark: Any, pipeline: Pipeline, root: Path) -> tuple[StepIO, StepIO]:
+    """:func:`warehouses` with round 0's records: the reference's run
+    done, the other's runs still to kill."""
+    reference, crashed = warehouses(spark, pipeline, root)
+    add_round(reference, 0)
+    complete(reference)
+    add_round(crashed, 0)
+    return reference, crashed
+
+
+def assert_same_rows(reference: StepIO, crashed: StepIO, filled: tuple[str, ...] = (),
+                     when: str = "") -> None:
+    """Every output and dead letter of ``crashed`` holds exactly the rows of
+    ``reference``'s; those named in ``filled`` hold some (equal empty
+    tables prove nothing)."""
+    expected = table_rows(reference)
+    assert all(expected[name] for name in filled), f"empty outputs {when}"
+    assert differences(expected, table_rows(crashed)) == {}, when
 
 
 def run_killed(io: StepIO, kill: Kill, pipeline: Path = PIPELINE,

@@ -19,19 +19,15 @@ from pathlib import Path
 import pytest
 
 from engine.faults import KillPoint
-from engine.io import StepIO
-from resources.warehouse import WarehouseResource
 from splice.cluster import Cluster, start_cluster, stop_cluster
 from splice.compile import compile_path
 from tests.conftest import CASES, CHILD_JAVA_OPTIONS, ROOT
 from tests.crash_harness import (
     REMOTE_PIPELINE,
     Kill,
-    add_round,
-    complete,
-    differences,
+    assert_same_rows,
+    first_round,
     run_killed,
-    table_rows,
 )
 
 
@@ -105,20 +101,11 @@ def test_a_run_killed_inside_a_merge_on_the_cluster_loses_and_repeats_nothing(
     cluster completes the pipeline: every table equals an uninterrupted
     run's, nothing lost or written twice. The killed application's
     executor is the master's to end; the next run gets one of its own."""
-    pipeline = compile_path(REMOTE_PIPELINE)
-    reference, crashed = (
-        StepIO(spark=spark, pipeline=pipeline,
-               warehouse=WarehouseResource(root=str(tmp_path / name)))
-        for name in ("reference", "crashed"))
-    add_round(reference, 0)
-    complete(reference)
-    add_round(crashed, 0)
+    reference, crashed = first_round(spark, compile_path(REMOTE_PIPELINE), tmp_path)
     java = {"spark.executor.extraJavaOptions": CHILD_JAVA_OPTIONS}
     output = run_killed(crashed, Kill(KillPoint.INSIDE_MERGE, "customer_tiers"),
                         REMOTE_PIPELINE, java, {"SPLICE_SPARK_MASTER": cluster.master})
     assert f"starting Spark ({cluster.master})" in output
     done = _run(["run", str(REMOTE_PIPELINE), "--warehouse", crashed.warehouse.root], cluster)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    expected = table_rows(reference)
-    assert all(expected[name] for name in ("big_orders", "customer_tiers", "dead_letter:orders"))
-    assert differences(expected, table_rows(crashed)) == {}
+    assert_same_rows(reference, crashed, ("big_orders", "customer_tiers", "dead_letter:orders"))

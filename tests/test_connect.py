@@ -21,19 +21,15 @@ import pytest
 
 from engine import class_data, jars, local_fs
 from engine.faults import KillPoint
-from engine.io import StepIO
-from resources.warehouse import WarehouseResource
 from splice.compile import compile_path
 from splice.connect_server import Server, start_server, stop_server
 from tests.conftest import CASES, ROOT, suite_conf
 from tests.crash_harness import (
     REMOTE_PIPELINE,
     Kill,
-    add_round,
-    complete,
-    differences,
+    assert_same_rows,
+    first_round,
     run_killed,
-    table_rows,
 )
 
 DEMO = ROOT / "pipelines" / "demo"
@@ -208,22 +204,13 @@ def test_a_run_killed_under_connect_at_an_output_commit_loses_and_repeats_nothin
     (SIGKILL) and itself; the server goes on. A second run under Connect
     replays that micro-batch without writing it again and completes the
     pipeline: every output and the dead letter equal an uninterrupted run's."""
-    pipeline = compile_path(REMOTE_PIPELINE)
-    reference, crashed = (
-        StepIO(spark=spark, pipeline=pipeline,
-               warehouse=WarehouseResource(root=str(tmp_path / name)))
-        for name in ("reference", "crashed"))
-    add_round(reference, 0)
-    complete(reference)
-    add_round(crashed, 0)
+    reference, crashed = first_round(spark, compile_path(REMOTE_PIPELINE), tmp_path)
     output = run_killed(crashed, Kill(KillPoint.OUTPUT_COMMITTED, "big_orders"),
                         REMOTE_PIPELINE, env={"SPLICE_SPARK_REMOTE": connect.url})
     assert f"starting Spark (Spark Connect {connect.url})" in output
     assert spark.read.format("delta").load(crashed.table_path(
-        pipeline.outputs["big_orders"])).count() > 0  # the commit before the kill
+        crashed.pipeline.outputs["big_orders"])).count() > 0  # the commit before the kill
     done = _run(["-m", "splice.cli", "run", str(REMOTE_PIPELINE), "--warehouse",
                  crashed.warehouse.root], connect)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    expected = table_rows(reference)
-    assert all(expected[name] for name in ("big_orders", "customer_tiers", "dead_letter:orders"))
-    assert differences(expected, table_rows(crashed)) == {}
+    assert_same_rows(reference, crashed, ("big_orders", "customer_tiers", "dead_letter:orders"))

@@ -16,17 +16,15 @@ from pathlib import Path
 import pytest
 
 from engine.faults import KillPoint
-from engine.io import StepIO
-from resources.warehouse import WarehouseResource
 from splice.compile import compile_path
 from tests.conftest import ROOT, table_join_plan
 from tests.crash_harness import (
     Kill,
     add_round,
+    assert_same_rows,
     complete,
-    differences,
     run_killed,
-    table_rows,
+    warehouses,
 )
 
 pytestmark = [pytest.mark.spark, pytest.mark.faults]
@@ -43,10 +41,7 @@ ROUNDS = 2
 
 def test_kills_during_recomputes_lose_nothing(spark, tmp_path: Path) -> None:
     pipeline = compile_path(PIPELINE)
-    reference, crashed = (
-        StepIO(spark=spark, pipeline=pipeline,
-               warehouse=WarehouseResource(root=str(tmp_path / name)))
-        for name in ("reference", "crashed"))
+    reference, crashed = warehouses(spark, pipeline, tmp_path)
     with table_join_plan(spark, "recompute"):
         for n in range(ROUNDS):
             add_round(reference, n)
@@ -55,6 +50,4 @@ def test_kills_during_recomputes_lose_nothing(spark, tmp_path: Path) -> None:
             for kill in KILLS[n::ROUNDS]:
                 run_killed(crashed, kill, PIPELINE, RECOMPUTE)
             complete(crashed)
-            expected = table_rows(reference)
-            assert expected["customer_tiers"] and expected["same_tier"], "empty outputs"
-            assert differences(expected, table_rows(crashed)) == {}, f"round {n}"
+            assert_same_rows(reference, crashed, ("customer_tiers", "same_tier"), f"round {n}")

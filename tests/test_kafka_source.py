@@ -44,6 +44,18 @@ def records(rows: list[dict[str, Any]], key: str | None = "id") -> list[Record]:
     return [Record(value=r, key=None if key is None else str(r[key])) for r in rows]
 
 
+def stamped(rows: list[dict[str, Any]]) -> list[Record]:
+    """Records keyed by ``id``, stamped a second apart from 2024-01-01."""
+    return [Record(r, str(r["id"]), timestamp_ms=T0 + 1000 * i) for i, r in enumerate(rows)]
+
+
+def orders_sql(name: str) -> str:
+    """Orders (id, item, ts) on topic ``name``, straight into ``result``."""
+    return (f"CREATE STREAM orders (id INT, item STRING, ts TIMESTAMP) WITH (format='kafka', "
+            f"topic='{name}', key='id', timestamp='ts');\n"
+            "INSERT INTO result SELECT STREAM id, item FROM orders;")
+
+
 STREAM_TABLE = """
 CREATE STREAM orders (id INT, customer_id INT, item STRING, ts TIMESTAMP)
   WITH ({orders}, key='id', timestamp='ts');
@@ -101,12 +113,9 @@ def test_records_stamped_long_ago_are_all_read(spark, warehouse, kafka) -> None:
     would be gone before the run (a whole suite's run once lost a case's
     records between planning a micro-batch and reading it)."""
     orders = topic("old", 1, kafka)
-    sql = (f"CREATE STREAM orders (id INT, item STRING, ts TIMESTAMP) WITH (format='kafka', "
-           f"topic='{orders}', key='id', timestamp='ts');\n"
-           "INSERT INTO result SELECT STREAM id, item FROM orders;")
+    sql = orders_sql(orders)
     io = kafka_io(spark, warehouse, sql, "old", kafka)
-    produce(kafka, orders, [Record(r, str(r["id"]), timestamp_ms=T0 + 1000 * i)
-                            for i, r in enumerate(ORDERS)])
+    produce(kafka, orders, stamped(ORDERS))
     time.sleep(2.5)  # two retention checks at least
     run_pipeline(io.pipeline, io)
     assert output_rows(io, "result", "id", "item") == [(10, "pen"), (11, "ink"), (12, "cap")]
@@ -115,9 +124,7 @@ def test_records_stamped_long_ago_are_all_read(spark, warehouse, kafka) -> None:
 def test_bad_records_go_to_dead_letter_with_topic_partition_offset(
         spark, warehouse, kafka) -> None:
     orders = topic("bad", 1, kafka)
-    sql = (f"CREATE STREAM orders (id INT, item STRING, ts TIMESTAMP) WITH (format='kafka', "
-           f"topic='{orders}', key='id', timestamp='ts');\n"
-           "INSERT INTO result SELECT STREAM id, item FROM orders;")
+    sql = orders_sql(orders)
     io = kafka_io(spark, warehouse, sql, "dead", kafka)
     produce(kafka, orders, [
         Record({"id": 1, "item": "pen", "ts": ts(1)}, "1"),
@@ -295,12 +302,9 @@ def test_records_deleted_before_a_run_read_them_stop_it_with_the_topics_retentio
     first offset the broker still has and the retention that deleted them,
     in place of the Kafka client's ``OffsetOutOfRangeException``."""
     orders = topic("lost", 1, kafka)
-    sql = (f"CREATE STREAM orders (id INT, item STRING, ts TIMESTAMP) WITH (format='kafka', "
-           f"topic='{orders}', key='id', timestamp='ts');\n"
-           "INSERT INTO result SELECT STREAM id, item FROM orders;")
+    sql = orders_sql(orders)
     io = kafka_io(spark, warehouse, sql, "lost", kafka)
-    produce(kafka, orders, [Record(r, str(r["id"]), timestamp_ms=T0 + 1000 * i)
-                            for i, r in enumerate(ORDERS)])
+    produce(kafka, orders, stamped(ORDERS))
     run_pipeline(io.pipeline, io)  # offsets 0 to 2 read
     _retention_ms(kafka, orders, 1000)
     produce(kafka, orders, [Record({"id": 20 + i, "item": "old", "ts": ts(i)}, str(20 + i),
@@ -332,9 +336,7 @@ def test_a_port_that_is_no_broker_stops_the_run_at_once_and_one_live_broker_is_e
     minutes for a node assignment); a list with a dead address and the
     live broker runs."""
     orders = topic("port", 1, kafka)
-    sql = (f"CREATE STREAM orders (id INT, item STRING, ts TIMESTAMP) WITH (format='kafka', "
-           f"topic='{orders}', key='id', timestamp='ts');\n"
-           "INSERT INTO result SELECT STREAM id, item FROM orders;")
+    sql = orders_sql(orders)
     produce(kafka, orders, records(ORDERS))
     monkeypatch.setattr(kafka_source, "ANSWER_SECONDS", 2.0)
     with socket.create_server(("127.0.0.1", 0)) as other:
