@@ -157,6 +157,9 @@ class DriverLaunch:
 
     conf: dict[str, str]
     class_path: str | None
+    # Whether it may take recorded jars at all (a local master, its own
+    # settings not deciding the classpath): a start that resolved records them.
+    recordable: bool
 
 
 def driver_launch(master: str, conf: dict[str, str], packages: list[str]) -> DriverLaunch:
@@ -166,12 +169,13 @@ def driver_launch(master: str, conf: dict[str, str], packages: list[str]) -> Dri
     (engine/local_fs.py), then classes from an archive (engine/class_data.py),
     which records that classpath. A local session's JVM and the Spark
     Connect server (splice/connect_server.py) are launched alike."""
-    known = jars.class_path(packages) if jars.usable(master, conf) else None
+    recordable = jars.usable(master, conf)
+    known = jars.class_path(packages) if recordable else None
     added = dict(local_fs.session_options(master, conf))
     options = class_data.sharing_options(conf)
     if options is not None:
         added[class_data.JAVA_OPTIONS] = options
-    return DriverLaunch(conf=added, class_path=known)
+    return DriverLaunch(conf=added, class_path=known, recordable=recordable)
 
 
 def dist_class_path(path: str, own: str | None) -> str:
@@ -269,8 +273,8 @@ def start_session(settings: SpliceSettings | None = None):  # -> SparkSession (l
                           f"the warehouse (--warehouse, {ENV['warehouse']})")
             packages = list(dict.fromkeys(
                 [*settings.packages, *storage_packages([settings.warehouse])]))
-            local_jars = jars.usable(settings.master, conf)
             launch = driver_launch(settings.master, conf, packages)
+            local_jars = launch.recordable
             known = launch.class_path
             if known is None:  # else resolved by an earlier start (engine/jars.py)
                 builder = configure_spark_with_delta_pip(builder, extra_packages=packages)
