@@ -41,23 +41,24 @@ TEST_SPARK_CONF = {
     "splice.tableJoin.plan": "incremental",
 }
 
-# A test's child `splice run` (one killed at a commit point) lives a minute
-# or less in a JVM of its own, and the JVM's optimizing compiler (C2) spent
-# a third of its CPU compiling code it had no time to use: with the first
-# tier (C1) alone a crash-test child run to its last step took 68 against
-# 93 s of CPU (docs/DECISIONS.md, "Testing").
-CHILD_JAVA_OPTIONS = "-Duser.timezone=UTC -XX:TieredStopAtLevel=1"
-TEST_CHILD_CONF = {**TEST_SPARK_CONF, "spark.driver.extraJavaOptions": CHILD_JAVA_OPTIONS}
-# The suite's own sessions (one per xdist worker) plan thousands of small
-# queries along ever new code paths, and C2 kept compiling them: over the
-# acceptance file on two workers its threads took 152 to 157 s of the JVMs'
-# 672 to 695 s of CPU. The children's C1 alone, with a code cache large
-# enough that its sweeper stays idle (0.3 s against 21.8 s with the
-# default), and the serial collector (no concurrent GC threads on two
-# cores): 602 and 572 s of CPU, 372 and 353 s against 401 and 411 s of
-# wall time (docs/DECISIONS.md, "Testing"). Users' sessions keep the JVM's
-# defaults.
-SESSION_JAVA_OPTIONS = f"{CHILD_JAVA_OPTIONS} -XX:ReservedCodeCacheSize=256m -XX:+UseSerialGC"
+# Every JVM the suite starts runs the JIT's first tier alone (C1), with a
+# code cache large enough that its sweeper stays idle, and the serial
+# collector (no concurrent GC threads on two cores). A test's child `splice
+# run` (one killed at a commit point) lives a minute or less, and the
+# optimizing compiler (C2) spent a third of its CPU compiling code it had no
+# time to use: with C1 alone a crash-test child run to its last step took 68
+# against 93 s of CPU; with the default code cache C1 fills and sweeps it,
+# and the larger cache and the serial collector took such a child from 57-68
+# to 43-52 s of CPU (four runs each, alternated, 2026-11-28). The suite's own
+# sessions (one per xdist worker) plan thousands of small queries along ever
+# new code paths, and C2 kept compiling them: over the acceptance file on two
+# workers its threads took 152 to 157 s of the JVMs' 672 to 695 s of CPU;
+# with these settings 602 and 572 s of CPU, 372 and 353 s against 401 and
+# 411 s of wall time (docs/DECISIONS.md, "Testing"). Users' sessions keep
+# the JVM's defaults.
+TEST_JAVA_OPTIONS = ("-Duser.timezone=UTC -XX:TieredStopAtLevel=1 "
+                     "-XX:ReservedCodeCacheSize=256m -XX:+UseSerialGC")
+TEST_CHILD_CONF = {**TEST_SPARK_CONF, "spark.driver.extraJavaOptions": TEST_JAVA_OPTIONS}
 
 
 def child_env(conf: dict[str, str] | None = None, **env: str) -> dict[str, str]:
@@ -73,10 +74,10 @@ def child_env(conf: dict[str, str] | None = None, **env: str) -> dict[str, str]:
 
 def suite_conf(java_options: str = "") -> dict[str, str]:
     """The Spark settings of the suite's own sessions: ``TEST_SPARK_CONF``,
-    and ``SESSION_JAVA_OPTIONS`` with ``java_options`` after them (also the
+    and ``TEST_JAVA_OPTIONS`` with ``java_options`` after them (also the
     suite's Spark Connect server's, which runs the steps of its tests)."""
     return {**TEST_SPARK_CONF,
-            "spark.driver.extraJavaOptions": f"{SESSION_JAVA_OPTIONS} {java_options}".strip()}
+            "spark.driver.extraJavaOptions": f"{TEST_JAVA_OPTIONS} {java_options}".strip()}
 
 
 def suite_settings(java_options: str = "", conf: dict[str, str] | None = None) -> Any:

@@ -21,7 +21,7 @@ import pytest
 from engine.faults import KillPoint
 from splice.cluster import Cluster, start_cluster, stop_cluster
 from splice.compile import compile_path
-from tests.conftest import CASES, CHILD_JAVA_OPTIONS, ROOT
+from tests.conftest import CASES, ROOT, TEST_JAVA_OPTIONS
 from tests.crash_harness import (
     REMOTE_PIPELINE,
     Kill,
@@ -42,9 +42,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 
 def _run(args: list[str], cluster: Cluster) -> subprocess.CompletedProcess[str]:
-    # Spark's defaults, but the first JIT tier in the run's short-lived JVMs
-    # (the driver here, its executor on the worker): tests/conftest.py
-    java = {f"spark.{jvm}.extraJavaOptions": CHILD_JAVA_OPTIONS for jvm in ("driver", "executor")}
+    # Spark's defaults, but the suite's JVM settings in the run's short-lived
+    # JVMs (the driver here, its executor on the worker): tests/conftest.py
+    java = {f"spark.{jvm}.extraJavaOptions": TEST_JAVA_OPTIONS for jvm in ("driver", "executor")}
     env = {**os.environ, "SPLICE_SPARK_MASTER": cluster.master, "SPLICE_DRIVER_MEMORY": "1g",
            "SPLICE_SPARK_CONF": json.dumps(java)}
     env.pop("SPLICE_SPARK_REMOTE", None)
@@ -102,7 +102,7 @@ def test_a_run_killed_inside_a_merge_on_the_cluster_loses_and_repeats_nothing(
     run's, nothing lost or written twice. The killed application's
     executor is the master's to end; the next run gets one of its own."""
     reference, crashed = first_round(spark, compile_path(REMOTE_PIPELINE), tmp_path)
-    java = {"spark.executor.extraJavaOptions": CHILD_JAVA_OPTIONS}
+    java = {"spark.executor.extraJavaOptions": TEST_JAVA_OPTIONS}
     output = run_killed(crashed, Kill(KillPoint.INSIDE_MERGE, "customer_tiers"),
                         REMOTE_PIPELINE, java, {"SPLICE_SPARK_MASTER": cluster.master})
     assert f"starting Spark ({cluster.master})" in output
