@@ -59,6 +59,13 @@ ANSWER_SECONDS = 10.0
 # for its markers and for its query; a request costs about 60 ms here).
 _ANSWERED: dict[str, float] = {}
 _REMEMBERED = 60.0
+# Brokers that did not answer, when and why: the run's second question gets
+# the first one's answer at once, not after another ANSWER_SECONDS. Kept
+# only as long as a run takes to ask twice, so that a broker started after
+# a failed run is asked again by the next run of a long-lived process (a
+# Dagster code server, `splice serve` restarting a step).
+_SILENT: dict[str, tuple[float, str]] = {}
+_SILENT_REMEMBERED = 30.0
 ORDER = ["__partition", "__offset"]  # a topic's order: by partition, then offset
 
 
@@ -94,13 +101,18 @@ def bootstrap(step: SourceStep | SinkStep, io: StepIO) -> str:
     answered = _ANSWERED.get(found)
     if answered is not None and time.monotonic() - answered < _REMEMBERED:
         return found
-    silent = unanswered_brokers(found, ANSWER_SECONDS)
+    asked, silent = _SILENT.get(found, (0.0, ""))
+    if not silent or time.monotonic() - asked >= _SILENT_REMEMBERED:
+        silent = unanswered_brokers(found, ANSWER_SECONDS) or ""
+        if silent:
+            _SILENT[found] = (time.monotonic(), silent)
     if silent:
         raise SourceError(
             f"{what} Kafka topic '{topic}' at {found}, which accepts a connection but does "
             f"not answer as a Kafka broker within {ANSWER_SECONDS:g} s ({silent}): name a "
             f"broker's listener (its advertised.listeners), not another server's port, in "
             f"{setting}")
+    _SILENT.pop(found, None)
     _ANSWERED[found] = time.monotonic()
     return found
 

@@ -6,6 +6,7 @@ import socket
 
 import pytest
 
+from engine import kafka_topics
 from engine.io import StepIO
 from engine.settings import SpliceSettings, Warehouse
 from operators import kafka_source
@@ -89,15 +90,37 @@ def test_brokers_that_do_not_answer_are_one_message_naming_the_setting(monkeypat
     assert str(err.value).endswith("or fix the statement's properties.bootstrap.server")
     # A port that accepts connections but is no Kafka broker: Spark's client
     # would wait as long; the run asks Kafka's own question first.
+    # A run asks twice (its markers, its query): the second time it is told
+    # the first answer at once, not after another second of silence.
     monkeypatch.setattr(kafka_source, "ANSWER_SECONDS", 1.0)
+    asked: list[str] = []
+
+    def unanswered_brokers(brokers: str, seconds: float) -> str | None:
+        asked.append(brokers)
+        return kafka_topics.unanswered_brokers(brokers, seconds)
+
+    monkeypatch.setattr(kafka_source, "unanswered_brokers", unanswered_brokers)
     with socket.create_server(("127.0.0.1", 0)) as other:
         port = f"127.0.0.1:{other.getsockname()[1]}"
         monkeypatch.setenv("SPLICE_KAFKA_BOOTSTRAP", f"{dead},{port}")
-        with pytest.raises(SourceError) as err:
-            bootstrap(step, io)
-    assert str(err.value) == (
+        messages = []
+        for _ in range(2):
+            with pytest.raises(SourceError) as err:
+                bootstrap(step, io)
+            messages.append(str(err.value))
+    assert messages == [(
         f"source 'orders' (declared at p.sql:1:1) reads Kafka topic 'orders' at {dead},{port}, "
         "which accepts a connection but does not answer as a Kafka broker within 1 s (Failed "
         "to get metadata: Local: Broker transport failure): name a broker's listener (its "
         "advertised.listeners), not another server's port, in SPLICE_KAFKA_BOOTSTRAP (Dagster: "
-        "SparkResource's kafka_bootstrap)")
+        "SparkResource's kafka_bootstrap)")] * 2
+    assert asked == [f"{dead},{port}"]
+    # Remembered only while a run asks twice: a later run asks again.
+    monkeypatch.setattr(kafka_source, "_SILENT_REMEMBERED", 0.0)
+    with socket.create_server(("127.0.0.1", 0)) as other:
+        port = f"127.0.0.1:{other.getsockname()[1]}"
+        monkeypatch.setenv("SPLICE_KAFKA_BOOTSTRAP", port)
+        for _ in range(2):
+            with pytest.raises(SourceError):
+                bootstrap(step, io)
+    assert asked[1:] == [port, port]
