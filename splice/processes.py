@@ -36,18 +36,57 @@ def wait_gone(pid: int, seconds: float, step: float = 0.25) -> bool:
     return True
 
 
+def group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is still running (zombies, dead
+    and waiting to be reaped, do not count). Read from /proc where there is
+    one; elsewhere, whether the group takes a signal at all."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended while we looked
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def _wait_group(pgid: int, seconds: float, step: float = 0.1) -> bool:
+    deadline = time.monotonic() + seconds
+    while group_alive(pgid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(step)
+    return True
+
+
 def end(pid: int, seconds: float, group: bool = False) -> bool:
     """SIGTERM ``pid`` (its whole process group with ``group``), and SIGKILL
-    it if it has not ended after ``seconds``; False when it was not running."""
+    it if it has not ended after ``seconds``; False when it was not running.
+    With ``group`` it returns once every process of the group has ended, not
+    only its leader: a signal to a group reaches its processes one by one,
+    and a server's JVM under its script could outlive the script by a
+    moment (seen once under load: the leader gone, its child not yet)."""
     kill = os.killpg if group else os.kill
     try:
         kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return False
-    if not wait_gone(pid, seconds):
+    ended = wait_gone(pid, seconds) and (not group or _wait_group(pid, seconds))
+    if not ended:
         with contextlib.suppress(ProcessLookupError):
             kill(pid, signal.SIGKILL)
         wait_gone(pid, 5)
+        if group:
+            _wait_group(pid, 5)
     return True
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from splice.processes import end, gone, server_main
+from splice.processes import end, gone, group_alive, server_main
 
 
 def _ended(pid: int) -> bool:
@@ -26,8 +26,10 @@ def test_end_stops_a_process_group_and_says_whether_one_ran() -> None:
                             start_new_session=True, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     child = int(proc.stdout.readline())
+    assert group_alive(proc.pid)
     assert end(proc.pid, 0.5, group=True)
-    assert gone(proc.pid) and _ended(child)
+    # Returned once the whole group ended, the leader's child too.
+    assert gone(proc.pid) and _ended(child) and not group_alive(proc.pid)
     assert not end(proc.pid, 0.5)
 
 
