@@ -48,7 +48,7 @@ TEST_SPARK_CONF = {
 # optimizing compiler (C2) spent a third of its CPU compiling code it had no
 # time to use: with C1 alone a crash-test child run to its last step took 68
 # against 93 s of CPU; with the default code cache C1 fills and sweeps it,
-# and the larger cache and the serial collector took such a child from 57-68
+# and the larger cache and the serial collector took such a child from 51-68
 # to 43-52 s of CPU (four runs each, alternated, 2026-11-28). The suite's own
 # sessions (one per xdist worker) plan thousands of small queries along ever
 # new code paths, and C2 kept compiling them: over the acceptance file on two
