@@ -101,9 +101,11 @@ def bootstrap(step: SourceStep | SinkStep, io: StepIO) -> str:
     answered = _ANSWERED.get(found)
     if answered is not None and time.monotonic() - answered < _REMEMBERED:
         return found
-    asked, silent = _SILENT.get(found, (0.0, ""))
-    if not silent or time.monotonic() - asked >= _SILENT_REMEMBERED:
-        silent = unanswered_brokers(found, ANSWER_SECONDS) or ""
+    remembered = _SILENT.get(found)
+    if remembered is not None and time.monotonic() - remembered[0] < _SILENT_REMEMBERED:
+        silent: str | None = remembered[1]
+    else:
+        silent = unanswered_brokers(found, ANSWER_SECONDS)
         if silent:
             _SILENT[found] = (time.monotonic(), silent)
     if silent:

@@ -26,14 +26,19 @@ def gone(pid: int) -> bool:
     return False
 
 
-def wait_gone(pid: int, seconds: float, step: float = 0.25) -> bool:
-    """Wait up to ``seconds`` for ``pid`` to end; whether it did."""
+def _wait(done: Callable[[], bool], seconds: float, step: float = 0.25) -> bool:
+    """Wait up to ``seconds`` for ``done()``; whether it came."""
     deadline = time.monotonic() + seconds
-    while not gone(pid):
+    while not done():
         if time.monotonic() > deadline:
             return False
         time.sleep(step)
     return True
+
+
+def wait_gone(pid: int, seconds: float, step: float = 0.25) -> bool:
+    """Wait up to ``seconds`` for ``pid`` to end; whether it did."""
+    return _wait(lambda: gone(pid), seconds, step)
 
 
 def group_alive(pgid: int) -> bool:
@@ -59,15 +64,6 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
-def _wait_group(pgid: int, seconds: float, step: float = 0.1) -> bool:
-    deadline = time.monotonic() + seconds
-    while group_alive(pgid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(step)
-    return True
-
-
 def end(pid: int, seconds: float, group: bool = False) -> bool:
     """SIGTERM ``pid`` (its whole process group with ``group``), and SIGKILL
     it if it has not ended after ``seconds``; False when it was not running.
@@ -76,17 +72,18 @@ def end(pid: int, seconds: float, group: bool = False) -> bool:
     and a server's JVM under its script could outlive the script by a
     moment (seen once under load: the leader gone, its child not yet)."""
     kill = os.killpg if group else os.kill
+
+    def ended() -> bool:  # the leader first: our own child is reaped there
+        return gone(pid) and not (group and group_alive(pid))
+
     try:
         kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return False
-    ended = wait_gone(pid, seconds) and (not group or _wait_group(pid, seconds))
-    if not ended:
+    if not _wait(ended, seconds):
         with contextlib.suppress(ProcessLookupError):
             kill(pid, signal.SIGKILL)
-        wait_gone(pid, 5)
-        if group:
-            _wait_group(pid, 5)
+        _wait(ended, 5)
     return True
 
 

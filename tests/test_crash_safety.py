@@ -18,8 +18,6 @@ from typing import Any
 import pytest
 
 from engine.faults import KillPoint
-from engine.io import StepIO
-from resources.warehouse import WarehouseResource
 from splice.compile import compile_path
 from sql.plan import Pipeline
 from tests.crash_harness import (
@@ -27,10 +25,12 @@ from tests.crash_harness import (
     Kill,
     add_round,
     all_kills,
+    assert_same_rows,
     complete,
     differences,
     run_killed,
     table_rows,
+    warehouses,
 )
 
 pytestmark = [pytest.mark.spark, pytest.mark.faults]
@@ -82,10 +82,7 @@ def test_every_kill_point_of_every_step_loses_nothing(spark, tmp_path: Path) -> 
 
 
 def _kill_and_compare(spark: Any, tmp_path: Path, pipeline: Pipeline, kills: list[Kill]) -> None:
-    reference = StepIO(spark=spark, pipeline=pipeline,
-                       warehouse=WarehouseResource(root=str(tmp_path / "reference")))
-    crashed = StepIO(spark=spark, pipeline=pipeline,
-                     warehouse=WarehouseResource(root=str(tmp_path / "crashed")))
+    reference, crashed = warehouses(spark, pipeline, tmp_path)
     for n in range(ROUNDS):
         add_round(reference, n)
         complete(reference)
@@ -93,7 +90,7 @@ def _kill_and_compare(spark: Any, tmp_path: Path, pipeline: Pipeline, kills: lis
         for kill in kills[n::ROUNDS]:  # in the order a run reaches them
             run_killed(crashed, kill)
         complete(crashed)
-        assert differences(table_rows(reference), table_rows(crashed)) == {}, f"round {n}"
+        assert_same_rows(reference, crashed, when=f"round {n}")
 
     complete(reference)  # the closing run, with no new data
     complete(crashed)
