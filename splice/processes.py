@@ -66,7 +66,8 @@ def group_alive(pgid: int) -> bool:
 
 def end(pid: int, seconds: float, group: bool = False) -> bool:
     """SIGTERM ``pid`` (its whole process group with ``group``), and SIGKILL
-    it if it has not ended after ``seconds``; False when it was not running.
+    it if it has not ended after ``seconds``; False when it was not running
+    (a zombie, dead but not yet reaped, is not running).
     With ``group`` it returns once every process of the group has ended, not
     only its leader: a signal to a group reaches its processes one by one,
     and a server's JVM under its script could outlive the script by a
@@ -76,6 +77,8 @@ def end(pid: int, seconds: float, group: bool = False) -> bool:
     def ended() -> bool:  # the leader first: our own child is reaped there
         return gone(pid) and not (group and group_alive(pid))
 
+    if ended():  # a zombie takes a signal, but nothing was running
+        return False
     try:
         kill(pid, signal.SIGTERM)
     except ProcessLookupError:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 from splice.processes import end, gone, group_alive, server_main
@@ -30,6 +31,19 @@ def test_end_stops_a_process_group_and_says_whether_one_ran() -> None:
     assert end(proc.pid, 0.5, group=True)
     # Returned once the whole group ended, the leader's child too.
     assert gone(proc.pid) and _ended(child) and not group_alive(proc.pid)
+    assert not end(proc.pid, 0.5)
+
+
+def test_end_of_a_group_left_only_a_zombie_says_none_ran() -> None:
+    # The leader has exited and nobody collected its status: a zombie,
+    # which still takes a signal, though nothing of the group runs.
+    proc = subprocess.Popen(["true"], start_new_session=True)
+    deadline = time.monotonic() + 10
+    while not _ended(proc.pid):
+        assert time.monotonic() < deadline, "the process did not exit"
+        time.sleep(0.05)
+    assert Path(f"/proc/{proc.pid}").exists()  # a zombie, not gone yet
+    assert not end(proc.pid, 0.5, group=True)
     assert not end(proc.pid, 0.5)
 
 
