@@ -26,7 +26,7 @@ def gone(pid: int) -> bool:
     return False
 
 
-def _wait(done: Callable[[], bool], seconds: float, step: float = 0.25) -> bool:
+def wait_until(done: Callable[[], bool], seconds: float, step: float = 0.25) -> bool:
     """Wait up to ``seconds`` for ``done()``; whether it came."""
     deadline = time.monotonic() + seconds
     while not done():
@@ -38,7 +38,7 @@ def _wait(done: Callable[[], bool], seconds: float, step: float = 0.25) -> bool:
 
 def wait_gone(pid: int, seconds: float, step: float = 0.25) -> bool:
     """Wait up to ``seconds`` for ``pid`` to end; whether it did."""
-    return _wait(lambda: gone(pid), seconds, step)
+    return wait_until(lambda: gone(pid), seconds, step)
 
 
 def group_alive(pgid: int) -> bool:
@@ -83,10 +83,10 @@ def end(pid: int, seconds: float, group: bool = False) -> bool:
         kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return False
-    if not _wait(ended, seconds):
+    if not wait_until(ended, seconds):
         with contextlib.suppress(ProcessLookupError):
             kill(pid, signal.SIGKILL)
-        _wait(ended, 5)
+        wait_until(ended, 5)
     return True
 
 

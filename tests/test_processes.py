@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 
-from splice.processes import end, gone, group_alive, server_main
+from splice.processes import end, gone, group_alive, server_main, wait_until
 
 
 def _ended(pid: int) -> bool:
@@ -38,10 +37,7 @@ def test_end_of_a_group_left_only_a_zombie_says_none_ran() -> None:
     # The leader has exited and nobody collected its status: a zombie,
     # which still takes a signal, though nothing of the group runs.
     proc = subprocess.Popen(["true"], start_new_session=True)
-    deadline = time.monotonic() + 10
-    while not _ended(proc.pid):
-        assert time.monotonic() < deadline, "the process did not exit"
-        time.sleep(0.05)
+    assert wait_until(lambda: _ended(proc.pid), 10, 0.05), "the process did not exit"
     assert Path(f"/proc/{proc.pid}").exists()  # a zombie, not gone yet
     assert not end(proc.pid, 0.5, group=True)
     assert not end(proc.pid, 0.5)
