@@ -66,6 +66,9 @@ class StepIO:
     # The Kafka brokers of topic sources whose statement names none
     # (SpliceSettings.kafka_bootstrap; None: SPLICE_KAFKA_BOOTSTRAP).
     kafka_bootstrap: str | None = None
+    # What a Kafka source does with records its broker deleted unread
+    # (SpliceSettings.kafka_lost_records; None: SPLICE_KAFKA_LOST_RECORDS).
+    kafka_lost_records: str | None = None
     # The checkpoint of the query that reads the streams made here, which
     # decides where a new stream of a table starts (engine/stream_start.py);
     # None: as Delta starts it. ``reading_for`` sets it.
@@ -78,7 +81,8 @@ class StepIO:
         takes the worker's session (the micro-batch's) on arrival."""
         # A plain layout: a Dagster resource (a subclass) holds locks.
         layout = Warehouse(root=self.warehouse.root)
-        return _restored_io, (layout, self.pipeline, self.kafka_bootstrap)
+        return _restored_io, (layout, self.pipeline, self.kafka_bootstrap,
+                              self.kafka_lost_records)
 
     def table_path(self, step: Step) -> str:
         if isinstance(step, SourceStep):
@@ -176,10 +180,10 @@ def appended_since(spark: SparkSession, path: str, version: int, to: int) -> lis
     return added
 
 
-def _restored_io(warehouse: Warehouse, pipeline: Pipeline,
-                 kafka_bootstrap: str | None) -> StepIO:
+def _restored_io(warehouse: Warehouse, pipeline: Pipeline, kafka_bootstrap: str | None,
+                 kafka_lost_records: str | None = None) -> StepIO:
     return StepIO(spark=SparkSession.active(), warehouse=warehouse, pipeline=pipeline,
-                  kafka_bootstrap=kafka_bootstrap)
+                  kafka_bootstrap=kafka_bootstrap, kafka_lost_records=kafka_lost_records)
 
 
 def notes_since(spark: SparkSession, path: str, version: int | None) -> list[dict]:

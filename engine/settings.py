@@ -29,11 +29,15 @@ setting                     environment variable   default
 ``spark_log``               SPLICE_SPARK_LOG       ``<temp dir>/splice-spark.log``
 ``kafka_bootstrap``         SPLICE_KAFKA_BOOTSTRAP none (``host:port,...``)
 ``s3_endpoint``             SPLICE_S3_ENDPOINT     none (AWS); an S3 server's URL
+``kafka_lost_records``      SPLICE_KAFKA_LOST_RECORDS  ``fail`` (or ``skip``)
 ==========================  =====================  ==============================
 
 ``kafka_bootstrap`` is the Kafka brokers a source on a topic reads when its
 statement names none (its own ``properties.bootstrap.server`` /
-``bootstrap`` wins). ``SPLICE_SPARK_CONNECT`` is read as
+``bootstrap`` wins). ``kafka_lost_records`` is what a Kafka source does
+when the broker deleted records before a run read them: ``fail`` stops
+the run and names them; ``skip`` writes each deleted range to the source's
+dead letter and reads on (operators/kafka_gaps.py). ``SPLICE_SPARK_CONNECT`` is read as
 ``SPLICE_SPARK_REMOTE`` when that is not set (its earlier name).
 """
 
@@ -63,7 +67,10 @@ ENV = {
     "spark_log": "SPLICE_SPARK_LOG",
     "kafka_bootstrap": "SPLICE_KAFKA_BOOTSTRAP",
     "s3_endpoint": "SPLICE_S3_ENDPOINT",
+    "kafka_lost_records": "SPLICE_KAFKA_LOST_RECORDS",
 }
+# What a Kafka source does with records its broker deleted unread.
+LOST_RECORDS = ("fail", "skip")
 SETTINGS_FILE = "splice.yaml"
 
 # Splice's own settings of a Spark session (``spark.conf.set``, or the
@@ -170,6 +177,9 @@ class SpliceSettings(BaseModel):
     s3_endpoint: str | None = Field(
         default=None, description="an S3-compatible server's URL: Spark's "
                                   "fs.s3a.endpoint (path-style) and fsspec's endpoint")
+    kafka_lost_records: str = Field(
+        default="fail", description="records a Kafka broker deleted before a run read "
+                                    "them: fail (stop the run) or skip (to the dead letter)")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None,
@@ -186,7 +196,7 @@ class SpliceSettings(BaseModel):
         file_conf = values.pop("conf", {})
         file_packages = values.pop("packages", [])
         for name in ("warehouse", "master", "connect_url", "driver_memory", "spark_log",
-                     "kafka_bootstrap", "s3_endpoint"):
+                     "kafka_bootstrap", "s3_endpoint", "kafka_lost_records"):
             text = env.get(ENV[name], "").strip()
             if text:
                 values[name] = text
@@ -206,6 +216,8 @@ class SpliceSettings(BaseModel):
         values.update(given)
         if "driver_memory" in values:
             values["driver_memory"] = _memory_size(values["driver_memory"])
+        if "kafka_lost_records" in values:
+            values["kafka_lost_records"] = lost_records_policy(values["kafka_lost_records"])
         return cls(**values, conf=conf, packages=tuple(dict.fromkeys(packages)))
 
     def with_packages(self, packages: tuple[str, ...]) -> SpliceSettings:
@@ -290,6 +302,20 @@ def _memory_size(text: str) -> str:
             f"the driver memory ({ENV['driver_memory']}, or driver_memory in "
             f"{SETTINGS_FILE}) must be a size such as 4g or 512m, not {text!r}")
     return text
+
+
+def lost_records_policy(text: str | None) -> str:
+    """``kafka_lost_records`` checked: ``fail`` or ``skip`` (None or empty:
+    SPLICE_KAFKA_LOST_RECORDS, else ``fail``)."""
+    if text is None or not str(text).strip():
+        text = os.environ.get(ENV["kafka_lost_records"], "").strip() or LOST_RECORDS[0]
+    value = str(text).strip().lower()
+    if value not in LOST_RECORDS:
+        raise SettingsError(
+            f"{ENV['kafka_lost_records']} (or kafka_lost_records in {SETTINGS_FILE}) must be "
+            f"fail (stop a run that finds records the broker deleted unread) or skip (write "
+            f"each deleted range to the dead letter and read on), not {text!r}")
+    return value
 
 
 def parse_number(text: str, kind: type[int] | type[float] = float, least: float = 0,

@@ -16,6 +16,7 @@ import re
 
 from engine.errors import Cause
 from engine.kafka_topics import first_offsets, topic_config
+from engine.settings import ENV
 
 # Texts of Spark's and the Kafka client's data-loss failures.
 _LOST = ("OffsetOutOfRange", "some data may have been", "Cannot fetch offset",
@@ -42,8 +43,10 @@ def lost_records(name: str, topic: str, servers: str, cause: Cause) -> str | Non
             "goes by the records' Kafka timestamps, so records stamped long ago are deleted "
             "at the broker's next check). Splice stops rather than skip records (Spark's "
             "failOnDataLoss): keep a topic's records until Splice has read them (a longer "
-            "retention.ms or retention.bytes on the topic, or more frequent runs); records "
-            "already deleted cannot be read again")
+            "retention.ms or retention.bytes on the topic, or more frequent runs). Records "
+            "already deleted cannot be read again: to go on without them, run with "
+            f"{ENV['kafka_lost_records']}=skip (Dagster: SparkResource's kafka_lost_records), "
+            "which writes each deleted range to the source's dead letter")
 
 
 def _broker_side(topic: str, servers: str, partition: int | None) -> tuple[str, str]:

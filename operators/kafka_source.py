@@ -37,10 +37,11 @@ from engine.kafka_topics import create_topic, end_offsets, topic_exists, unanswe
 from engine.net import unanswered
 from engine.query import BatchTarget, Outcome, Sink, StepQuery
 from engine.session import is_connect
-from engine.settings import ENV
+from engine.settings import ENV, lost_records_policy
 from engine.stream_start import delta_stream
 from operators.dead_letters import write_checked
 from operators.json_source import NOT_OBJECT, NOT_UTF8, TRAILING, convert_text, one_object
+from operators.kafka_gaps import skip_lost
 from operators.kafka_loss import lost_records
 from operators.nodes import SourceNode
 from operators.sources import SourceError, SourceExecutor, dead_letter_table, rowtime_of
@@ -179,6 +180,9 @@ class KafkaSourceExecutor(SourceExecutor):
         for key, value in step.options.items():
             if key.startswith("kafka."):
                 reader = reader.option(key, value)
+        if lost_records_policy(io.kafka_lost_records) == "skip":
+            skip_lost(spark, step, io.checkpoint(step), servers, topic, dead_path)
+            reader = reader.option("failOnDataLoss", "false")
         try:
             stream = reader.load()
         except Exception as err:  # the connector is not on the session's classpath

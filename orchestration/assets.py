@@ -239,8 +239,10 @@ def pipeline_asset(pipeline: Pipeline, translator: SpliceTranslator | None = Non
     def _steps(context: AssetExecutionContext, spark: SparkResource,
                warehouse: WarehouseResource) -> Iterator[Any]:
         session = spark.session(packages=planned(pipeline).packages())
+        settings = spark.settings()
         io = StepIO(spark=session, warehouse=warehouse, pipeline=pipeline,
-                    kafka_bootstrap=spark.settings().kafka_bootstrap)
+                    kafka_bootstrap=settings.kafka_bootstrap,
+                    kafka_lost_records=settings.kafka_lost_records)
         selected = [s for s in shapes if keys[s.step.id] in context.selected_asset_keys]
         wanted = {s.id for shape in selected for s in (*shape.runs_first, shape.step)}
         steps = [s for s in pipeline.steps if s.id in wanted]

@@ -42,6 +42,9 @@ class SparkResource(ConfigurableResource):
                                     "for s3a:// warehouses (default SPLICE_S3_ENDPOINT)")
     spark_log: str | None = Field(default=None, description="where the JVM's console output "
                                   "goes (default SPLICE_SPARK_LOG)")
+    kafka_lost_records: str | None = Field(
+        default=None, description="records a Kafka broker deleted before a run read them: "
+                                  "fail or skip (default SPLICE_KAFKA_LOST_RECORDS, else fail)")
 
     def settings(self) -> SpliceSettings:
         return SpliceSettings.from_env(
@@ -49,7 +52,7 @@ class SparkResource(ConfigurableResource):
             driver_memory=self.driver_memory, shuffle_partitions=self.shuffle_partitions,
             packages=tuple(self.packages), conf=dict(self.conf),
             kafka_bootstrap=self.kafka_bootstrap, s3_endpoint=self.s3_endpoint,
-            spark_log=self.spark_log)
+            spark_log=self.spark_log, kafka_lost_records=self.kafka_lost_records)
 
     def session(self, packages: tuple[str, ...] = ()):  # -> SparkSession (lazy: Spark is heavy)
         """The process's session; ``packages`` (a pipeline's connectors, such

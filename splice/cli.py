@@ -279,7 +279,8 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
     print(f"starting Spark ({settings.describe_spark()}) ...", flush=True)
     spark = start_session(settings)
     io = StepIO(spark=spark, warehouse=settings.warehouse_layout(), pipeline=pipeline,
-                kafka_bootstrap=settings.kafka_bootstrap)
+                kafka_bootstrap=settings.kafka_bootstrap,
+                kafka_lost_records=settings.kafka_lost_records)
     if dropped:
         print(f"rebuilding {len(dropped)} step(s) from their sources: {', '.join(dropped)}",
               flush=True)

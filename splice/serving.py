@@ -28,7 +28,8 @@ def serve_and_report(pipeline: Pipeline, settings: SpliceSettings, interval_s: f
     print(f"starting Spark ({settings.describe_spark()}) ...", flush=True)
     spark = start_session(settings)
     io = StepIO(spark=spark, warehouse=settings.warehouse_layout(), pipeline=pipeline,
-                kafka_bootstrap=settings.kafka_bootstrap)
+                kafka_bootstrap=settings.kafka_bootstrap,
+                kafka_lost_records=settings.kafka_lost_records)
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: Any) -> None:

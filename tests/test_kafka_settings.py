@@ -8,8 +8,9 @@ import pytest
 
 from engine import kafka_topics
 from engine.io import StepIO
-from engine.settings import SpliceSettings, Warehouse
+from engine.settings import SettingsError, SpliceSettings, Warehouse, lost_records_policy
 from operators import kafka_source
+from operators.kafka_gaps import Gap, gaps, next_batch, resume_offsets
 from operators.kafka_source import bootstrap
 from operators.sources import SourceError
 from runtime.compile import compile_text
@@ -23,6 +24,59 @@ def test_kafka_bootstrap_from_env_and_explicit() -> None:
     assert SpliceSettings.from_env(env).kafka_bootstrap == "h1:9092,h2:9092"
     assert SpliceSettings.from_env(env, kafka_bootstrap="x:1").kafka_bootstrap == "x:1"
     assert SpliceSettings.from_env({}).kafka_bootstrap is None
+
+
+def test_kafka_lost_records_is_fail_or_skip_from_each_place(tmp_path, monkeypatch) -> None:
+    assert SpliceSettings.from_env({}).kafka_lost_records == "fail"
+    env = {"SPLICE_KAFKA_LOST_RECORDS": " Skip "}
+    assert SpliceSettings.from_env(env).kafka_lost_records == "skip"
+    assert SpliceSettings.from_env(env, kafka_lost_records="fail").kafka_lost_records == "fail"
+    (tmp_path / "splice.yaml").write_text("kafka_lost_records: skip\n")
+    assert SpliceSettings.from_env({}, project_dir=tmp_path).kafka_lost_records == "skip"
+    with pytest.raises(SettingsError) as err:
+        SpliceSettings.from_env({"SPLICE_KAFKA_LOST_RECORDS": "ignore"})
+    assert str(err.value) == (
+        "SPLICE_KAFKA_LOST_RECORDS (or kafka_lost_records in splice.yaml) must be fail (stop "
+        "a run that finds records the broker deleted unread) or skip (write each deleted "
+        "range to the dead letter and read on), not 'ignore'")
+    # A StepIO without the setting (a test's, a library caller's) reads the environment.
+    monkeypatch.delenv("SPLICE_KAFKA_LOST_RECORDS", raising=False)
+    assert lost_records_policy(None) == "fail"
+    monkeypatch.setenv("SPLICE_KAFKA_LOST_RECORDS", "skip")
+    assert lost_records_policy(None) == "skip"
+
+
+def test_the_lost_ranges_run_from_the_checkpoints_offsets_to_the_brokers_first() -> None:
+    """Partition 0 lost offsets 3 and 4, partition 1 nothing, partition 2
+    (new since the checkpoint) its first 7 records."""
+    assert gaps({0: 3, 1: 10}, {0: 5, 1: 4, 2: 7}) == [Gap(0, 3, 5), Gap(2, 0, 7)]
+    assert gaps({0: 3}, {0: 3}) == []
+    assert Gap(1, 4, 5).reason().startswith("lost: 1 record(s) at offset 4 were deleted")
+
+
+def test_where_a_query_reads_on_comes_from_its_last_commit(tmp_path) -> None:
+    """Spark's offset log as this Spark writes it (a Kafka source's query
+    of tests/test_kafka_lost.py reads what it writes): the last committed
+    micro-batch's offsets; before any commit, the start (``sources/0/0``,
+    after a NUL and a version line); before any micro-batch, none."""
+    checkpoint = tmp_path / "cp"
+    assert resume_offsets(None, str(checkpoint), "t") is None
+    (checkpoint / "sources" / "0").mkdir(parents=True)
+    (checkpoint / "sources" / "0" / "0").write_text('\0v1\n{"t":{"0":0,"1":2}}')
+    (checkpoint / "offsets").mkdir()
+    (checkpoint / "commits").mkdir()
+    meta = '{"batchWatermarkMs":0,"batchTimestampMs":1,"conf":{}}'
+    for batch, offsets in ((0, '{"t":{"0":4,"1":5}}'), (1, '{"t":{"0":9,"1":5}}')):
+        (checkpoint / "offsets" / str(batch)).write_text(f"v1\n{meta}\n{offsets}")
+        (checkpoint / "offsets" / f".{batch}.crc").write_text("x")
+    assert resume_offsets(None, str(checkpoint), "t") == {0: 0, 1: 2}
+    assert next_batch(None, str(checkpoint)) == 1  # batch 1 planned, not committed
+    (checkpoint / "commits" / "0").write_text('v1\n{"nextBatchWatermarkMs":0}')
+    assert resume_offsets(None, str(checkpoint), "t") == {0: 4, 1: 5}
+    assert next_batch(None, str(checkpoint)) == 1
+    (checkpoint / "commits" / "1").write_text('v1\n{"nextBatchWatermarkMs":0}')
+    assert resume_offsets(None, str(checkpoint), "t") == {0: 9, 1: 5}
+    assert next_batch(None, str(checkpoint)) == 2
 
 
 def test_a_pipeline_with_a_kafka_source_asks_for_the_connector_merged_with_others() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from engine.io import StepIO
-from engine.kafka_topics import Record, add_partitions, create_topic, first_offsets, produce
+from engine.kafka_topics import Record, add_partitions, create_topic, produce
 from operators import kafka_source
 from runtime.runner import StepFailed, run_pipeline
 from tests.pipeline_helpers import append, make_io, output_rows
@@ -283,50 +283,6 @@ def test_stream_stream_join_over_kafka_equals_delta(spark, warehouse, kafka) -> 
     # Order 1 matched; orders 2 and 3 closed unmatched once payment 4 moved time past them.
     assert delta_rows == [(1, "pen", 5), (2, "ink", None), (3, "cap", None)]
     assert output_rows(over_kafka, "ss_k", "id", "item", "amount") == delta_rows
-
-
-def _retention_ms(bootstrap: str, name: str, ms: int) -> None:
-    """The topic's time retention (the suite's broker keeps every record)."""
-    from confluent_kafka.admin import AdminClient, ConfigResource
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    resource = ConfigResource("topic", name, set_config={"retention.ms": str(ms)})
-    admin.alter_configs([resource])[resource].result(30)
-
-
-def test_records_deleted_before_a_run_read_them_stop_it_with_the_topics_retention(
-        spark, warehouse, kafka) -> None:
-    """A user's broker deleting records (here by a 1 s time retention, and
-    records stamped 2024) before a run read them: the run stops, nothing
-    skipped, with a message naming the topic, partition and offset, the
-    first offset the broker still has and the retention that deleted them,
-    in place of the Kafka client's ``OffsetOutOfRangeException``."""
-    orders = topic("lost", 1, kafka)
-    sql = orders_sql(orders)
-    io = kafka_io(spark, warehouse, sql, "lost", kafka)
-    produce(kafka, orders, stamped(ORDERS))
-    run_pipeline(io.pipeline, io)  # offsets 0 to 2 read
-    _retention_ms(kafka, orders, 1000)
-    produce(kafka, orders, [Record({"id": 20 + i, "item": "old", "ts": ts(i)}, str(20 + i),
-                                   timestamp_ms=T0 + 1000 * i) for i in range(2)])
-    deadline = time.monotonic() + 30
-    while first_offsets(kafka, orders) != {0: 5} and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert first_offsets(kafka, orders) == {0: 5}  # offsets 3 and 4 deleted unread
-    with pytest.raises(StepFailed) as failed:
-        run_pipeline(io.pipeline, io)
-    message = str(failed.value)
-    assert message.startswith(f"step 'orders' (source, from lost.sql:1:1) failed: source "
-                              f"'orders' cannot read topic '{orders}' partition 0 from offset 3:"
-                              " the broker no longer has those records (its first record is "
-                              "now at offset 5), deleted by the topic's retention "
-                              "(cleanup.policy=delete, retention.ms=1000, "
-                              "retention.bytes=-1; time retention goes by the records' "
-                              "Kafka timestamps"), message
-    assert "a longer retention.ms or retention.bytes" in message
-    assert "FetchPosition" not in message and "\tat " not in message
-    assert "OffsetOutOfRange" in failed.value.detail  # the whole text, for logs
-    assert output_rows(io, "result", "id", "item") == [(10, "pen"), (11, "ink"), (12, "cap")]
 
 
 def test_a_port_that_is_no_broker_stops_the_run_at_once_and_one_live_broker_is_enough(

@@ -67,7 +67,8 @@ ENV_VALUES = {"warehouse": "s3a://b/wh", "master": "spark://h:7077",
               "connect_url": "sc://h:15002", "driver_memory": "3g",
               "shuffle_partitions": "5", "packages": "x:y:1",
               "conf": '{"spark.z": "1"}', "spark_log": "/tmp/x.log",
-              "kafka_bootstrap": "h:9092", "s3_endpoint": "http://h:9000"}
+              "kafka_bootstrap": "h:9092", "s3_endpoint": "http://h:9000",
+              "kafka_lost_records": "skip"}
 
 
 @pytest.mark.parametrize("name", sorted(ENV))

@@ -1,0 +1,126 @@
+"""Records a user's broker deleted before a run read them (here by a 1 s
+time retention and records stamped 2024): a run stops and says so; a run
+with ``kafka_lost_records=skip`` goes on and writes each deleted range to
+the source's dead letter, once, also when killed right after writing it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from engine.faults import KillPoint
+from engine.io import StepIO
+from engine.kafka_topics import Record, first_offsets, produce
+from operators.kafka_gaps import Gap, record_gaps
+from runtime.runner import StepFailed, run_pipeline
+from splice.compile import compile_path
+from tests.crash_harness import Kill, run_killed
+from tests.kafka_helpers import delete_unread, retention_ms
+from tests.pipeline_helpers import output_rows
+from tests.test_kafka_source import ORDERS, T0, kafka_io, orders_sql, stamped, topic, ts
+
+pytestmark = [pytest.mark.spark, pytest.mark.kafka]
+
+READ = [(10, "pen"), (11, "ink"), (12, "cap")]  # ORDERS, offsets 0 to 2
+OLD = [Record({"id": 20 + i, "item": "old", "ts": ts(i)}, str(20 + i),
+              timestamp_ms=T0 + 1000 * i) for i in range(2)]  # offsets 3 and 4
+SKIPPED = ("lost: 2 record(s) at offsets 3 to 4 were deleted by the broker (the topic's "
+           "retention) before Splice read them; skipped, as SPLICE_KAFKA_LOST_RECORDS=skip asks")
+
+
+def _dead(spark, io) -> list[tuple]:
+    path = io.warehouse.dead_letter_path(io.pipeline.name, "orders")
+    return sorted(tuple(r) for r in spark.read.format("delta").load(path).select(
+        "source", "record", "reason", "topic", "partition", "offset").collect())
+
+
+def _order(n: int, item: str) -> Record:
+    return Record({"id": n, "item": item, "ts": ts(n)}, str(n))
+
+
+def test_records_deleted_before_a_run_read_them_stop_it_until_a_run_skips_them(
+        spark, warehouse, kafka) -> None:
+    """The run stops, nothing skipped, with a message naming the topic,
+    partition and offset, the first offset the broker still has, the
+    retention that deleted them and the setting that goes on without them,
+    in place of the Kafka client's ``OffsetOutOfRangeException``. A run
+    with ``skip`` reads on; the range is one dead-letter row, counted among
+    the run's dead letters, and neither the next run nor the range written
+    again (a rerun after a kill, a broker that deleted more) adds a row."""
+    orders = topic("lost", 1, kafka)
+    io = kafka_io(spark, warehouse, orders_sql(orders), "lost", kafka)
+    produce(kafka, orders, stamped(ORDERS))
+    run_pipeline(io.pipeline, io)  # offsets 0 to 2 read
+    assert delete_unread(kafka, orders, OLD) == {0: 5}  # offsets 3 and 4 deleted unread
+    with pytest.raises(StepFailed) as failed:
+        run_pipeline(io.pipeline, io)
+    message = str(failed.value)
+    assert message.startswith(f"step 'orders' (source, from lost.sql:1:1) failed: source "
+                              f"'orders' cannot read topic '{orders}' partition 0 from offset 3:"
+                              " the broker no longer has those records (its first record is "
+                              "now at offset 5), deleted by the topic's retention "
+                              "(cleanup.policy=delete, retention.ms=1000, "
+                              "retention.bytes=-1; time retention goes by the records' "
+                              "Kafka timestamps"), message
+    assert "a longer retention.ms or retention.bytes" in message
+    assert message.endswith("to go on without them, run with SPLICE_KAFKA_LOST_RECORDS=skip "
+                            "(Dagster: SparkResource's kafka_lost_records), which writes each "
+                            "deleted range to the source's dead letter"), message
+    assert "FetchPosition" not in message and "\tat " not in message
+    assert "OffsetOutOfRange" in failed.value.detail  # the whole text, for logs
+    assert output_rows(io, "result", "id", "item") == READ
+
+    retention_ms(kafka, orders, -1)  # what comes next stays
+    produce(kafka, orders, [_order(13, "pad")])  # offset 5
+    skipping = replace(io, kafka_lost_records="skip")
+    reports = {r.step_id: r for r in run_pipeline(io.pipeline, skipping)}
+    assert reports["orders"].dead_letters == 1
+    assert output_rows(io, "result", "id", "item") == [*READ, (13, "pad")]
+    lost = [("orders", None, SKIPPED, orders, 0, 3)]
+    assert _dead(spark, io) == lost
+
+    produce(kafka, orders, [_order(14, "box")])
+    reports = {r.step_id: r for r in run_pipeline(io.pipeline, skipping)}
+    assert reports["orders"].dead_letters == 0
+    assert output_rows(io, "result", "id", "item") == [*READ, (13, "pad"), (14, "box")]
+    assert _dead(spark, io) == lost
+
+    # The same range found again, then found longer: still one row, the longer range.
+    step, path = io.pipeline.step("orders"), io.warehouse.dead_letter_path("lost", "orders")
+    record_gaps(spark, step, orders, [Gap(0, 3, 5)], path, 1)
+    assert _dead(spark, io) == lost
+    record_gaps(spark, step, orders, [Gap(0, 3, 6)], path, 1)
+    assert _dead(spark, io) == [("orders", None, SKIPPED.replace("2 record(s) at offsets 3 to 4",
+                                                                 "3 record(s) at offsets 3 to 5"),
+                                 orders, 0, 3)]
+
+
+@pytest.mark.faults
+def test_a_skipping_run_killed_after_writing_the_range_writes_it_once(
+        spark, warehouse, tmp_path: Path, kafka) -> None:
+    """``splice run`` with ``SPLICE_KAFKA_LOST_RECORDS=skip`` killed (SIGKILL,
+    JVM included) right after the lost range's dead-letter row is written,
+    before its query read a record: the rerun finds the same range (the
+    checkpoint has not moved), leaves one row, and reads every record the
+    broker still has, once."""
+    orders = topic("lostkill", 1, kafka)
+    sql = tmp_path / "lost.sql"
+    sql.write_text(orders_sql(orders))
+    io = StepIO(spark=spark, warehouse=warehouse, pipeline=compile_path(sql),
+                kafka_bootstrap=kafka)
+    produce(kafka, orders, stamped(ORDERS))
+    run_pipeline(io.pipeline, io)
+    assert delete_unread(kafka, orders, OLD) == {0: 5}
+    retention_ms(kafka, orders, -1)
+    produce(kafka, orders, [_order(13, "pad")])
+    run_killed(io, Kill(KillPoint.LOST_RECORDED, "orders"), sql,
+               env={"SPLICE_KAFKA_BOOTSTRAP": kafka, "SPLICE_KAFKA_LOST_RECORDS": "skip"})
+    lost = [("orders", None, SKIPPED, orders, 0, 3)]
+    assert _dead(spark, io) == lost  # written before the kill
+    assert output_rows(io, "result", "id", "item") == READ
+    run_pipeline(io.pipeline, replace(io, kafka_lost_records="skip"))
+    assert _dead(spark, io) == lost
+    assert output_rows(io, "result", "id", "item") == [*READ, (13, "pad")]
+    assert first_offsets(kafka, orders) == {0: 5}
