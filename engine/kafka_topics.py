@@ -153,16 +153,16 @@ def topic_exists(bootstrap: str, topic: str) -> bool:
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     """Each partition's end offset (the offset the next record gets); empty
     for a topic that does not exist."""
-    return {p: high for p, (_, high) in _watermarks(bootstrap, topic).items()}
+    return {p: high for p, (_, high) in watermarks(bootstrap, topic).items()}
 
 
 def first_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     """Each partition's first offset the broker still has (the records
     before it were deleted); empty for a topic that does not exist."""
-    return {p: low for p, (low, _) in _watermarks(bootstrap, topic).items()}
+    return {p: low for p, (low, _) in watermarks(bootstrap, topic).items()}
 
 
-def _watermarks(bootstrap: str, topic: str) -> dict[int, tuple[int, int]]:
+def watermarks(bootstrap: str, topic: str) -> dict[int, tuple[int, int]]:
     """Each partition's (first, end) offsets."""
     from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 

@@ -33,8 +33,10 @@ from pyspark.sql import SparkSession
 from engine import fs
 from engine.delta_sql import merge, quote, table_ref
 from engine.faults import KillPoint, reached
-from engine.kafka_topics import first_offsets
+from engine.kafka_topics import watermarks
 from engine.settings import ENV
+from operators.kafka_loss import created_again
+from operators.sources import SourceError
 from sql.plan import SourceStep
 
 # Where a Kafka record was: its dead letter's columns beyond the common ones.
@@ -135,7 +137,16 @@ def skip_lost(spark: SparkSession, step: SourceStep, checkpoint: str, servers: s
     query of ``checkpoint`` read them (its caller then reads with
     ``failOnDataLoss=false``); the ranges."""
     resume = resume_offsets(spark, checkpoint, topic)
-    found = [] if resume is None else gaps(resume, first_offsets(servers, topic))
+    if resume is None:
+        return []
+    ranges = watermarks(servers, topic)
+    behind = sorted((p, end, resume[p]) for p, (_, end) in ranges.items()
+                    if p in resume and end < resume[p])
+    if behind:
+        # Spark would skip the range backwards and then every record up to
+        # the new end: the topic's new records, silently.
+        raise SourceError(created_again(step.name, topic, *behind[0]))
+    found = gaps(resume, {p: first for p, (first, _) in ranges.items()})
     if found:
         record_gaps(spark, step, topic, found, dead_path, next_batch(spark, checkpoint))
     return found

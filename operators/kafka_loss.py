@@ -25,13 +25,32 @@ _OFFSET = re.compile(r"offset[= ]\[?(\d+)")
 _RETENTION = ("cleanup.policy", "retention.ms", "retention.bytes")
 
 
+# Spark's words for a partition that now ends before where the query reads on.
+_CHANGED = re.compile(r"Partition \S+-(\d+) offset was changed from (\d+) to (\d+)")
+
+
+def created_again(name: str, topic: str, partition: int, end: int, at: int) -> str:
+    """Why source ``name`` cannot go on reading ``topic`` whose
+    ``partition`` ends at ``end``, before ``at`` where its checkpoint reads
+    on, and what to do."""
+    return (f"source '{name}' cannot read topic '{topic}' on: partition {partition} ends at "
+            f"offset {end}, before offset {at} where its checkpoint reads on, so the topic was "
+            "deleted and created again (or emptied past that offset); going on would skip its "
+            f"new records. Read the topic afresh: splice run PIPELINE --rebuild {name} (the "
+            "source and every step after it are rebuilt)")
+
+
 def lost_records(name: str, topic: str, servers: str, cause: Cause) -> str | None:
     """The failure ``cause`` of source ``name`` reading ``topic`` from
-    ``servers`` in words, when it is records the broker deleted; None
-    otherwise."""
+    ``servers`` in words, when it is records the broker deleted (or a topic
+    created again); None otherwise."""
     text = f"{cause.summary}\n{cause.detail}"
     if not any(marker.lower() in text.lower() for marker in _LOST):
         return None
+    changed = _CHANGED.search(text)
+    if changed and int(changed.group(3)) < int(changed.group(2)):
+        partition, at, end = (int(g) for g in changed.groups())
+        return created_again(name, topic, partition, end, at)
     found = re.search(re.escape(topic) + r"-(\d+)\b", text)
     partition = int(found.group(1)) if found else None
     offset = _OFFSET.search(text)

@@ -5,14 +5,17 @@ the source's dead letter, once, also when killed right after writing it."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from confluent_kafka import KafkaException
 
+from engine.definitions import drop, rebuild_targets
 from engine.faults import KillPoint
 from engine.io import StepIO
-from engine.kafka_topics import Record, first_offsets, produce
+from engine.kafka_topics import Record, create_topic, delete_topic, first_offsets, produce
 from operators.kafka_gaps import Gap, record_gaps
 from runtime.runner import StepFailed, run_pipeline
 from splice.compile import compile_path
@@ -124,3 +127,40 @@ def test_a_skipping_run_killed_after_writing_the_range_writes_it_once(
     assert _dead(spark, io) == lost
     assert output_rows(io, "result", "id", "item") == [*READ, (13, "pad")]
     assert first_offsets(kafka, orders) == {0: 5}
+
+
+def test_a_topic_created_again_is_not_skipped_past(spark, warehouse, kafka) -> None:
+    """A topic deleted and created again ends before where the checkpoint
+    reads on: going on would skip its new records too (Spark's
+    ``failOnDataLoss=false`` would), so a run stops, ``skip`` or not, and
+    says how to read the topic afresh (not "deleted by retention"); the
+    rebuild it names reads what the topic holds now."""
+    orders = topic("again", 1, kafka)
+    io = kafka_io(spark, warehouse, orders_sql(orders), "again", kafka)
+    produce(kafka, orders, stamped(ORDERS))
+    run_pipeline(io.pipeline, io)  # offsets 0 to 2 read
+    delete_topic(kafka, orders)
+    deadline = time.monotonic() + 30
+    while True:  # the broker finishes a deletion in the background
+        try:
+            create_topic(kafka, orders, 1)
+            break
+        except KafkaException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+    produce(kafka, orders, [_order(13, "pad")])  # offset 0 of the new topic
+    for policy in ("fail", "skip"):
+        with pytest.raises(StepFailed) as failed:
+            run_pipeline(io.pipeline, replace(io, kafka_lost_records=policy))
+        assert str(failed.value) == (
+            f"step 'orders' (source, from again.sql:1:1) failed: source 'orders' cannot read "
+            f"topic '{orders}' on: partition 0 ends at offset 1, before offset 3 where its "
+            "checkpoint reads on, so the topic was deleted and created again (or emptied past "
+            "that offset); going on would skip its new records. Read the topic afresh: splice "
+            "run PIPELINE --rebuild orders (the source and every step after it are rebuilt)"
+        ), policy
+    assert output_rows(io, "result", "id", "item") == READ
+    drop(io.pipeline, io, rebuild_targets(io.pipeline, ["orders"]))  # what --rebuild does
+    run_pipeline(io.pipeline, io)
+    assert output_rows(io, "result", "id", "item") == [(13, "pad")]  # what the topic holds
