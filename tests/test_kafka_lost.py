@@ -11,12 +11,15 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaException
+from dagster import materialize
 
 from engine.definitions import drop, rebuild_targets
 from engine.faults import KillPoint
 from engine.io import StepIO
 from engine.kafka_topics import Record, create_topic, delete_topic, first_offsets, produce
 from operators.kafka_gaps import Gap, record_gaps
+from orchestration.assets import build_assets
+from resources.spark import SparkResource
 from runtime.runner import StepFailed, run_pipeline
 from splice.compile import compile_path
 from tests.crash_harness import Kill, run_killed
@@ -49,8 +52,9 @@ def test_records_deleted_before_a_run_read_them_stop_it_until_a_run_skips_them(
     partition and offset, the first offset the broker still has, the
     retention that deleted them and the setting that goes on without them,
     in place of the Kafka client's ``OffsetOutOfRangeException``. A run
-    with ``skip`` reads on; the range is one dead-letter row, counted among
-    the run's dead letters, and neither the next run nor the range written
+    with ``skip`` (set on Dagster's resource) reads on; the range is one
+    dead-letter row, counted among the run's dead letters (Dagster's
+    ``no_dead_letters`` check fails), and neither the next run nor the range written
     again (a rerun after a kill, a broker that deleted more) adds a row."""
     orders = topic("lost", 1, kafka)
     io = kafka_io(spark, warehouse, orders_sql(orders), "lost", kafka)
@@ -77,14 +81,21 @@ def test_records_deleted_before_a_run_read_them_stop_it_until_a_run_skips_them(
 
     retention_ms(kafka, orders, -1)  # what comes next stays
     produce(kafka, orders, [_order(13, "pad")])  # offset 5
-    skipping = replace(io, kafka_lost_records="skip")
-    reports = {r.step_id: r for r in run_pipeline(io.pipeline, skipping)}
-    assert reports["orders"].dead_letters == 1
+    # This run through Dagster, as a deployment sets it: on its resource.
+    result = materialize(build_assets(io.pipeline), resources={
+        "spark": SparkResource(kafka_bootstrap=kafka, kafka_lost_records="skip"),
+        "warehouse": warehouse})
+    assert result.success
+    [check] = [(c.passed, c.metadata["dead_letters"].value)
+               for c in result.get_asset_check_evaluations()
+               if c.check_name == "no_dead_letters" and c.asset_key.path[-1] == "orders"]
+    assert check == (False, 1)  # the lost range, as the run's one dead letter
     assert output_rows(io, "result", "id", "item") == [*READ, (13, "pad")]
     lost = [("orders", None, SKIPPED, orders, 0, 3)]
     assert _dead(spark, io) == lost
 
     produce(kafka, orders, [_order(14, "box")])
+    skipping = replace(io, kafka_lost_records="skip")
     reports = {r.step_id: r for r in run_pipeline(io.pipeline, skipping)}
     assert reports["orders"].dead_letters == 0
     assert output_rows(io, "result", "id", "item") == [*READ, (13, "pad"), (14, "box")]
