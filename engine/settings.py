@@ -36,9 +36,10 @@ setting                     environment variable   default
 statement names none (its own ``properties.bootstrap.server`` /
 ``bootstrap`` wins). ``kafka_lost_records`` is what a Kafka source does
 when the broker deleted records before a run read them: ``fail`` stops
-the run and names them; ``skip`` writes each deleted range to the source's
-dead letter and reads on (operators/kafka_gaps.py). ``SPLICE_SPARK_CONNECT`` is read as
-``SPLICE_SPARK_REMOTE`` when that is not set (its earlier name).
+the run and names them; ``skip`` writes each deleted range to the
+source's dead letter and reads on (operators/kafka_gaps.py).
+``SPLICE_SPARK_CONNECT`` is read as ``SPLICE_SPARK_REMOTE`` when that is
+not set (its earlier name).
 """
 
 from __future__ import annotations
