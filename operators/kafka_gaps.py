@@ -4,23 +4,25 @@ on the user's word (``kafka_lost_records=skip``) and written down.
 By default such a run stops (operators/kafka_loss.py says why): nothing is
 skipped silently. A user whose broker's retention has already deleted the
 records has no way to get them back, and without this setting no way on
-but a new warehouse. With ``skip``, before its query starts, the source
-compares where its checkpoint goes on reading each partition (the end
-offsets of the last committed micro-batch, in Spark's offset log) with the
-first offset the broker still has; each partition whose first offset is
-past that point lost the records between, and that range becomes one row
-of the source's dead letter (``record`` NULL, ``offset`` the first lost
+but a new warehouse. With ``skip`` the source's query reads with Spark's
+``failOnDataLoss=false``, which skips offsets the broker no longer has,
+and each micro-batch writes down what was skipped before its rows: the
+batch's range per partition is in Spark's offset log (from the end of the
+previous micro-batch to its own end), and a range that starts before the
+partition's first offset on the broker, and before the first record the
+batch read, lost the records between. Each such range becomes one row of
+the source's dead letter (``record`` NULL, ``offset`` the first lost
 offset, the reason naming the range), counted among the run's dead letters
-(so the CLI prints it and Dagster's ``no_dead_letters`` check warns). The
-query then reads with Spark's ``failOnDataLoss=false``, which skips
-exactly those offsets.
+(so the CLI prints it and Dagster's ``no_dead_letters`` check warns). Done
+in the micro-batch, it also sees records deleted while a run (or ``splice
+serve``'s long-running query) reads.
 
-The row is MERGEd by (topic, partition, first offset): a run killed after
-writing it and before its micro-batch commits finds the same range again
-(the checkpoint has not moved) and rewrites the row, with the larger range
-if the broker deleted more meanwhile; never a second row. What it cannot
-see: records the broker deletes while the run reads them (after the
-comparison); Spark skips those too, with a warning in Spark's log only.
+The row is MERGEd by (topic, partition, first offset): a micro-batch killed
+after writing it is run again under its id, over the same range, and
+rewrites the row (with the longer range if the broker deleted more
+meanwhile); never a second row. A topic deleted and created again (a
+partition ending before where the checkpoint reads on) is refused before
+the query starts: Spark would skip its new records too.
 """
 
 from __future__ import annotations
@@ -28,12 +30,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from engine import fs
 from engine.delta_sql import merge, quote, table_ref
 from engine.faults import KillPoint, reached
-from engine.kafka_topics import watermarks
+from engine.kafka_topics import first_offsets, watermarks
 from engine.settings import ENV
 from operators.kafka_loss import created_again
 from operators.sources import SourceError
@@ -45,8 +48,8 @@ PLACE = {"topic": "string", "partition": "int", "offset": "bigint"}
 
 @dataclass(frozen=True)
 class Gap:
-    """Offsets ``start`` (the first lost) up to ``end`` (the first the
-    broker still has, exclusive) of one partition."""
+    """Offsets ``start`` (the first lost) up to ``end`` (exclusive) of one
+    partition."""
 
     partition: int
     start: int
@@ -81,20 +84,66 @@ def resume_offsets(spark: SparkSession, checkpoint: str, topic: str) -> dict[int
     the earliest offsets the broker has: nothing to lose)."""
     committed = _batches(spark, f"{checkpoint}/commits")
     if committed:
-        lines = fs.read_text(spark, f"{checkpoint}/offsets/{committed[-1]}").splitlines()
-        return _offsets(lines[2], topic)
-    initial = f"{checkpoint}/sources/0/0"
-    if not fs.exists(spark, initial):
+        return _log_offsets(spark, checkpoint, committed[-1], topic)
+    if not fs.exists(spark, f"{checkpoint}/sources/0/0"):
         return None
-    return _offsets(fs.read_text(spark, initial).split("\n", 1)[1], topic)
+    return _start_offsets(spark, checkpoint, topic)
 
 
-def gaps(resume: dict[int, int], firsts: dict[int, int]) -> list[Gap]:
-    """The ranges lost per partition: from where reading goes on (a
-    partition the checkpoint has not seen: from 0, as Spark reads a new
-    partition) up to the broker's first offset."""
-    return [Gap(p, resume.get(p, 0), first) for p, first in sorted(firsts.items())
-            if first > resume.get(p, 0)]
+def _start_offsets(spark: SparkSession, checkpoint: str, topic: str) -> dict[int, int]:
+    """The offsets the query started from (``sources/0/0``, after a NUL and
+    a version line)."""
+    return _offsets(fs.read_text(spark, f"{checkpoint}/sources/0/0").split("\n", 1)[1], topic)
+
+
+def _log_offsets(spark: SparkSession, checkpoint: str, batch_id: int, topic: str
+                 ) -> dict[int, int]:
+    """The end offsets of micro-batch ``batch_id`` in Spark's offset log:
+    line 3 of ``offsets/<batch>``, the query's one source."""
+    lines = fs.read_text(spark, f"{checkpoint}/offsets/{batch_id}").splitlines()
+    return _offsets(lines[2], topic)
+
+
+def batch_range(spark: SparkSession, checkpoint: str, topic: str, batch_id: int
+                ) -> tuple[dict[int, int], dict[int, int]]:
+    """(where micro-batch ``batch_id`` of the query of ``checkpoint`` reads
+    each partition of ``topic`` from, where it stops): the previous
+    micro-batch's end offsets (the first's: the query's start,
+    ``sources/0/0`` after a version line), and its own."""
+    start = (_log_offsets(spark, checkpoint, batch_id - 1, topic) if batch_id > 0
+             else _start_offsets(spark, checkpoint, topic))
+    return start, _log_offsets(spark, checkpoint, batch_id, topic)
+
+
+def lost_in_batch(start: dict[int, int], end: dict[int, int], firsts: dict[int, int],
+                  first_read: dict[int, int]) -> list[Gap]:
+    """The ranges a micro-batch from ``start`` to ``end`` lost per
+    partition: from its start (a partition new to the query: 0, as Spark
+    reads one) up to the first offset the broker has now (``firsts``), the
+    first record the batch read (``first_read``) and its end, whichever
+    comes first. An offset below the broker's first that the batch did not
+    read was deleted unread."""
+    found = []
+    for p, stop in sorted(end.items()):
+        lo = start.get(p, 0)
+        hi = min(stop, firsts.get(p, stop), first_read.get(p, stop))
+        if hi > lo:
+            found.append(Gap(p, lo, hi))
+    return found
+
+
+def record_lost(spark: SparkSession, step: SourceStep, topic: str, servers: str,
+                checkpoint: str, batch: DataFrame, dead_path: str, batch_id: int) -> list[Gap]:
+    """Write down what micro-batch ``batch_id`` (its records, with
+    ``__partition`` and ``__offset``; read twice, so cached by the caller)
+    lost; the ranges."""
+    start, end = batch_range(spark, checkpoint, topic, batch_id)
+    first_read = {r[0]: r[1] for r in batch.groupBy("__partition")
+                  .agg(F.min("__offset")).collect()}
+    found = lost_in_batch(start, end, first_offsets(servers, topic), first_read)
+    if found:
+        record_gaps(spark, step, topic, found, dead_path, batch_id)
+    return found
 
 
 def record_gaps(spark: SparkSession, step: SourceStep, topic: str, found: list[Gap],
@@ -121,32 +170,16 @@ def record_gaps(spark: SparkSession, step: SourceStep, topic: str, found: list[G
     reached(KillPoint.LOST_RECORDED, step.id)
 
 
-def next_batch(spark: SparkSession, checkpoint: str) -> int:
-    """The id of the micro-batch the query runs next (a planned one not yet
-    committed is run again under its id)."""
-    planned = _batches(spark, f"{checkpoint}/offsets")
-    committed = _batches(spark, f"{checkpoint}/commits")
-    if planned and (not committed or planned[-1] > committed[-1]):
-        return planned[-1]
-    return committed[-1] + 1 if committed else 0
-
-
-def skip_lost(spark: SparkSession, step: SourceStep, checkpoint: str, servers: str,
-              topic: str, dead_path: str) -> list[Gap]:
-    """Write down the ranges of ``topic`` the broker deleted before the
-    query of ``checkpoint`` read them (its caller then reads with
-    ``failOnDataLoss=false``); the ranges."""
+def refuse_created_again(spark: SparkSession, step: SourceStep, checkpoint: str,
+                         servers: str, topic: str) -> None:
+    """Stop before the query starts when a partition of ``topic`` ends
+    before where the query of ``checkpoint`` reads on: the topic was
+    created again, and Spark would skip the range backwards, then every new
+    record up to the new end, silently."""
     resume = resume_offsets(spark, checkpoint, topic)
     if resume is None:
-        return []
-    ranges = watermarks(servers, topic)
-    behind = sorted((p, end, resume[p]) for p, (_, end) in ranges.items()
+        return
+    behind = sorted((p, end, resume[p]) for p, (_, end) in watermarks(servers, topic).items()
                     if p in resume and end < resume[p])
     if behind:
-        # Spark would skip the range backwards and then every record up to
-        # the new end: the topic's new records, silently.
         raise SourceError(created_again(step.name, topic, *behind[0]))
-    found = gaps(resume, {p: first for p, (first, _) in ranges.items()})
-    if found:
-        record_gaps(spark, step, topic, found, dead_path, next_batch(spark, checkpoint))
-    return found

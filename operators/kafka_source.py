@@ -18,7 +18,9 @@ takes the key's value (ksqlDB keeps key columns in the key). ``ROWTIME`` is
 the record's timestamp unless ``timestamp=`` names a column. A null value
 is a tombstone of its key on a table topic and skipped on a stream topic.
 A record that does not decode goes to the dead-letter table with its
-topic, partition, offset and the reason.
+topic, partition, offset and the reason. Records the broker deleted before
+they were read stop the run, or, under ``kafka_lost_records=skip``, are
+written down by the micro-batch that skips them (operators/kafka_gaps.py).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from engine.settings import ENV, lost_records_policy
 from engine.stream_start import delta_stream
 from operators.dead_letters import write_checked
 from operators.json_source import NOT_OBJECT, NOT_UTF8, TRAILING, convert_text, one_object
-from operators.kafka_gaps import skip_lost
+from operators.kafka_gaps import record_lost, refuse_created_again
 from operators.kafka_loss import lost_records
 from operators.nodes import SourceNode
 from operators.sources import SourceError, SourceExecutor, dead_letter_table, rowtime_of
@@ -180,8 +182,10 @@ class KafkaSourceExecutor(SourceExecutor):
         for key, value in step.options.items():
             if key.startswith("kafka."):
                 reader = reader.option(key, value)
-        if lost_records_policy(io.kafka_lost_records) == "skip":
-            skip_lost(spark, step, io.checkpoint(step), servers, topic, dead_path)
+        checkpoint = io.checkpoint(step)
+        skip = lost_records_policy(io.kafka_lost_records) == "skip"
+        if skip:
+            refuse_created_again(spark, step, checkpoint, servers, topic)
             reader = reader.option("failOnDataLoss", "false")
         try:
             stream = reader.load()
@@ -198,6 +202,9 @@ class KafkaSourceExecutor(SourceExecutor):
             txn, batch_id = target.txn_app, target.batch_id
             decoded = decode(step, batch).persist()
             try:
+                if skip:  # what failOnDataLoss=false skipped, before the rows
+                    record_lost(target.spark, step, topic, servers, checkpoint, decoded,
+                                dead_path, batch_id)
                 write_checked(step, decoded, ORDER, stored, F.col(RECORD_VALUE), path, dead_path,
                               txn, batch_id, extra={"topic": F.col(RECORD_TOPIC),
                                                     "partition": F.col("__partition"),

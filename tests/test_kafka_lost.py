@@ -1,10 +1,12 @@
 """Records a user's broker deleted before a run read them (here by a 1 s
 time retention and records stamped 2024): a run stops and says so; a run
 with ``kafka_lost_records=skip`` goes on and writes each deleted range to
-the source's dead letter, once, also when killed right after writing it."""
+the source's dead letter, once, also when killed right after writing it,
+and also when they go while ``splice serve`` reads the topic."""
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -21,6 +23,7 @@ from operators.kafka_gaps import Gap, record_gaps
 from orchestration.assets import build_assets
 from resources.spark import SparkResource
 from runtime.runner import StepFailed, run_pipeline
+from runtime.serve import ServeOptions, serve
 from splice.compile import compile_path
 from tests.crash_harness import Kill, run_killed
 from tests.kafka_helpers import delete_unread, retention_ms
@@ -115,10 +118,10 @@ def test_records_deleted_before_a_run_read_them_stop_it_until_a_run_skips_them(
 def test_a_skipping_run_killed_after_writing_the_range_writes_it_once(
         spark, warehouse, tmp_path: Path, kafka) -> None:
     """``splice run`` with ``SPLICE_KAFKA_LOST_RECORDS=skip`` killed (SIGKILL,
-    JVM included) right after the lost range's dead-letter row is written,
-    before its query read a record: the rerun finds the same range (the
-    checkpoint has not moved), leaves one row, and reads every record the
-    broker still has, once."""
+    JVM included) right after its micro-batch wrote the lost range's
+    dead-letter row, before it wrote its rows: the rerun runs that
+    micro-batch again over the same range, leaves one row, and writes every
+    record the broker still has, once."""
     orders = topic("lostkill", 1, kafka)
     sql = tmp_path / "lost.sql"
     sql.write_text(orders_sql(orders))
@@ -175,3 +178,39 @@ def test_a_topic_created_again_is_not_skipped_past(spark, warehouse, kafka) -> N
     drop(io.pipeline, io, rebuild_targets(io.pipeline, ["orders"]))  # what --rebuild does
     run_pipeline(io.pipeline, io)
     assert output_rows(io, "result", "id", "item") == [(13, "pad")]  # what the topic holds
+
+
+def test_records_deleted_while_serve_reads_the_topic_are_written_down(
+        spark, warehouse, kafka) -> None:
+    """Under ``splice serve`` the source's query runs for good, so records
+    the broker deletes between two of its micro-batches are found by the
+    micro-batch, not before the query starts: the gap is one dead-letter
+    row, the records after it are read. A 20 s trigger leaves the deletion
+    (about a second) between two micro-batches."""
+    orders = topic("served", 1, kafka)
+    io = replace(kafka_io(spark, warehouse, orders_sql(orders), "served", kafka),
+                 kafka_lost_records="skip")
+    produce(kafka, orders, stamped(ORDERS))
+    stop, started, served = threading.Event(), threading.Event(), []
+    worker = threading.Thread(target=lambda: served.append(serve(
+        io.pipeline, io, stop, on_started=started.set,
+        options=ServeOptions(interval_s=20, report_every_s=60))))
+    worker.start()
+    try:
+        assert started.wait(300), "serve did not start"
+        assert output_rows(io, "result", "id", "item") == READ  # its catch-up run
+        assert delete_unread(kafka, orders, OLD) == {0: 5}
+        retention_ms(kafka, orders, -1)
+        produce(kafka, orders, [_order(13, "pad")])
+        deadline = time.monotonic() + 120
+        dead = io.warehouse.dead_letter_path(io.pipeline.name, "orders")
+        while (spark.read.format("delta").load(dead).count() == 0
+               and time.monotonic() < deadline):
+            time.sleep(1)
+    finally:
+        stop.set()
+        worker.join(120)
+    assert not worker.is_alive(), "serve did not stop"
+    assert _dead(spark, io) == [("orders", None, SKIPPED, orders, 0, 3)]
+    stored = spark.read.format("delta").load(io.table_path(io.pipeline.step("orders")))
+    assert sorted(r["__offset"] for r in stored.collect()) == [0, 1, 2, 5]

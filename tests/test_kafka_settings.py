@@ -10,7 +10,7 @@ from engine import kafka_topics
 from engine.io import StepIO
 from engine.settings import SettingsError, SpliceSettings, Warehouse, lost_records_policy
 from operators import kafka_source
-from operators.kafka_gaps import Gap, gaps, next_batch, resume_offsets
+from operators.kafka_gaps import Gap, batch_range, lost_in_batch, resume_offsets
 from operators.kafka_source import bootstrap
 from operators.sources import SourceError
 from runtime.compile import compile_text
@@ -46,19 +46,28 @@ def test_kafka_lost_records_is_fail_or_skip_from_each_place(tmp_path, monkeypatc
     assert lost_records_policy(None) == "skip"
 
 
-def test_the_lost_ranges_run_from_the_checkpoints_offsets_to_the_brokers_first() -> None:
-    """Partition 0 lost offsets 3 and 4, partition 1 nothing, partition 2
-    (new since the checkpoint) its first 7 records."""
-    assert gaps({0: 3, 1: 10}, {0: 5, 1: 4, 2: 7}) == [Gap(0, 3, 5), Gap(2, 0, 7)]
-    assert gaps({0: 3}, {0: 3}) == []
+def test_a_micro_batch_lost_what_is_below_the_brokers_first_offset_and_unread() -> None:
+    """From the batch's start up to the broker's first offset, the first
+    record read and the batch's end, whichever comes first. Partition 0
+    lost offsets 3 and 4; partition 1 nothing (the broker has all); 2 lost
+    offsets 6 to 7 though the broker deleted up to 9 (8 was read before the
+    deletion); 3 (new to the query, nothing read) its first 4 records."""
+    start = {0: 3, 1: 10, 2: 6}
+    end = {0: 9, 1: 12, 2: 12, 3: 4}
+    firsts = {0: 5, 1: 4, 2: 9, 3: 7}
+    first_read = {0: 5, 1: 10, 2: 8}
+    assert lost_in_batch(start, end, firsts, first_read) == [Gap(0, 3, 5), Gap(2, 6, 8),
+                                                             Gap(3, 0, 4)]
+    assert lost_in_batch({0: 3}, {0: 3}, {0: 3}, {}) == []  # an empty batch
     assert Gap(1, 4, 5).reason().startswith("lost: 1 record(s) at offset 4 were deleted")
 
 
-def test_where_a_query_reads_on_comes_from_its_last_commit(tmp_path) -> None:
-    """Spark's offset log as this Spark writes it (a Kafka source's query
-    of tests/test_kafka_lost.py reads what it writes): the last committed
-    micro-batch's offsets; before any commit, the start (``sources/0/0``,
-    after a NUL and a version line); before any micro-batch, none."""
+def test_where_a_query_reads_on_comes_from_its_offset_log(tmp_path) -> None:
+    """Spark's offset log as this Spark writes it (the Kafka source's
+    queries of tests/test_kafka_lost.py read what it writes): a batch reads
+    from the previous batch's end (the first: from the query's start,
+    ``sources/0/0``, after a NUL and a version line) to its own; a query
+    goes on from its last commit; before any micro-batch, from nowhere."""
     checkpoint = tmp_path / "cp"
     assert resume_offsets(None, str(checkpoint), "t") is None
     (checkpoint / "sources" / "0").mkdir(parents=True)
@@ -69,14 +78,13 @@ def test_where_a_query_reads_on_comes_from_its_last_commit(tmp_path) -> None:
     for batch, offsets in ((0, '{"t":{"0":4,"1":5}}'), (1, '{"t":{"0":9,"1":5}}')):
         (checkpoint / "offsets" / str(batch)).write_text(f"v1\n{meta}\n{offsets}")
         (checkpoint / "offsets" / f".{batch}.crc").write_text("x")
+    assert batch_range(None, str(checkpoint), "t", 0) == ({0: 0, 1: 2}, {0: 4, 1: 5})
+    assert batch_range(None, str(checkpoint), "t", 1) == ({0: 4, 1: 5}, {0: 9, 1: 5})
     assert resume_offsets(None, str(checkpoint), "t") == {0: 0, 1: 2}
-    assert next_batch(None, str(checkpoint)) == 1  # batch 1 planned, not committed
     (checkpoint / "commits" / "0").write_text('v1\n{"nextBatchWatermarkMs":0}')
     assert resume_offsets(None, str(checkpoint), "t") == {0: 4, 1: 5}
-    assert next_batch(None, str(checkpoint)) == 1
     (checkpoint / "commits" / "1").write_text('v1\n{"nextBatchWatermarkMs":0}')
     assert resume_offsets(None, str(checkpoint), "t") == {0: 9, 1: 5}
-    assert next_batch(None, str(checkpoint)) == 2
 
 
 def test_a_pipeline_with_a_kafka_source_asks_for_the_connector_merged_with_others() -> None:
