@@ -35,7 +35,8 @@ def created_again(name: str, topic: str, partition: int, end: int, at: int) -> s
     on, and what to do."""
     return (f"source '{name}' cannot read topic '{topic}' on: partition {partition} ends at "
             f"offset {end}, before offset {at} where its checkpoint reads on, so the topic was "
-            "deleted and created again (or emptied past that offset); going on would skip its "
+            "deleted and created again (or its log cut back, as an unclean leader election "
+            "does); going on would skip its "
             f"new records. Read the topic afresh: splice run PIPELINE --rebuild {name} (the "
             "source and every step after it are rebuilt)")
 

@@ -170,8 +170,9 @@ def test_a_topic_created_again_is_not_skipped_past(spark, warehouse, kafka) -> N
         assert str(failed.value) == (
             f"step 'orders' (source, from again.sql:1:1) failed: source 'orders' cannot read "
             f"topic '{orders}' on: partition 0 ends at offset 1, before offset 3 where its "
-            "checkpoint reads on, so the topic was deleted and created again (or emptied past "
-            "that offset); going on would skip its new records. Read the topic afresh: splice "
+            "checkpoint reads on, so the topic was deleted and created again (or its log cut "
+            "back, as an unclean leader election does); going on would skip its new records. "
+            "Read the topic afresh: splice "
             "run PIPELINE --rebuild orders (the source and every step after it are rebuilt)"
         ), policy
     assert output_rows(io, "result", "id", "item") == READ
