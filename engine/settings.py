@@ -179,8 +179,9 @@ class SpliceSettings(BaseModel):
         default=None, description="an S3-compatible server's URL: Spark's "
                                   "fs.s3a.endpoint (path-style) and fsspec's endpoint")
     kafka_lost_records: str = Field(
-        default="fail", description="records a Kafka broker deleted before a run read "
-                                    "them: fail (stop the run) or skip (to the dead letter)")
+        default=LOST_RECORDS[0],
+        description="records a Kafka broker deleted before a run read them: fail (stop the "
+                    "run) or skip (to the dead letter)")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None,
