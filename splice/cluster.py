@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pyspark
 
-from splice.processes import end, server_main
+from splice.processes import end, gone, server_main
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_FOLDER = ROOT / ".splice" / "cluster"
@@ -104,16 +104,23 @@ def start_cluster(folder: Path = DEFAULT_FOLDER, cores: int = 2,
     folder.mkdir(parents=True, exist_ok=True)
     cluster = Cluster(folder, _free_port(), _free_port())
     (folder / "ports").write_text(f"{cluster.port} {cluster.ui_port}")
-    _start(folder, "master", [MASTER, "--host", "127.0.0.1", "--port", str(cluster.port),
-                              "--webui-port", str(cluster.ui_port)])
-    _start(folder, "worker", [WORKER, "--host", "127.0.0.1", "--cores", str(cores),
-                              "--memory", memory, "--webui-port", str(_free_port()),
-                              "--work-dir", str(folder / "work"), cluster.master])
+    pids = {
+        "master": _start(folder, "master", [MASTER, "--host", "127.0.0.1", "--port",
+                                            str(cluster.port), "--webui-port",
+                                            str(cluster.ui_port)]),
+        "worker": _start(folder, "worker", [WORKER, "--host", "127.0.0.1", "--cores", str(cores),
+                                            "--memory", memory, "--webui-port",
+                                            str(_free_port()), "--work-dir",
+                                            str(folder / "work"), cluster.master])}
     deadline = time.monotonic() + READY_SECONDS
     while not _worker_alive(cluster):
-        if time.monotonic() > deadline:
+        # A master or worker that exited is said at once, not after the timeout.
+        exited = [name for name, pid in pids.items() if gone(pid)]
+        if exited or time.monotonic() > deadline:
             stop_cluster(folder)
-            raise ClusterError(f"the cluster did not start in {READY_SECONDS:.0f} s (logs: "
+            why = (f"the {' and the '.join(exited)} exited" if exited
+                   else f"it did not start in {READY_SECONDS:.0f} s")
+            raise ClusterError(f"the cluster did not start: {why} (logs: "
                                f"{folder / 'master.log'}, {folder / 'worker.log'})")
         time.sleep(1)
     (folder / "master").write_text(cluster.master)

@@ -74,3 +74,28 @@ def test_a_servers_script_starts_stops_and_says_what_went_wrong(tmp_path: Path,
     assert run("fetch") == (0, "fetched", "")
     assert run() == (2, "", "usage: srv.sh start|stop|fetch [FOLDER]")
     assert run("restart")[0] == 2
+
+
+def test_a_cluster_whose_master_exits_is_said_at_once(tmp_path, monkeypatch) -> None:
+    """The master and worker as real processes that exit at once (Spark's
+    launcher replaced by ``sh -c 'exit 3'``: the only way to make Spark's
+    master end while starting, and the branch nothing else reaches): the
+    start says which exited and where the logs are, within seconds, not
+    after the two minutes it waits for a worker."""
+    import re
+    import time
+
+    import pytest
+
+    from splice import cluster
+
+    monkeypatch.setattr(cluster, "_spark_class", lambda *args: ["sh", "-c", "exit 3"])
+    began = time.monotonic()
+    with pytest.raises(cluster.ClusterError) as err:
+        cluster.start_cluster(tmp_path / "c")
+    assert time.monotonic() - began < 10
+    folder = (tmp_path / "c").resolve()
+    # Both exit; the first look may find one of them still ending.
+    assert re.fullmatch(r"the cluster did not start: the (master|worker)( and the worker)? "
+                        rf"exited \(logs: {re.escape(str(folder))}/master\.log, "
+                        rf"{re.escape(str(folder))}/worker\.log\)", str(err.value)), err.value
