@@ -35,8 +35,9 @@ class KillPoint(StrEnum):
     # A Kafka sink's records of a micro-batch are acknowledged by the
     # broker; the sink's own table (the records it sent) is not written.
     SINK_SENT = "sink-sent"
-    # A Kafka source's ranges of records the broker deleted unread are in
-    # its dead letter (kafka_lost_records=skip); its query has not started.
+    # A Kafka source's micro-batch has written the ranges of records the
+    # broker deleted unread to its dead letter (kafka_lost_records=skip);
+    # the micro-batch's rows are not written.
     LOST_RECORDED = "lost-recorded"
     # The step's streaming query finished (its checkpoint commits are
     # made); the run's own bookkeeping (input markers, definition hash) is

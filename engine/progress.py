@@ -22,7 +22,7 @@ from py4j.protocol import Py4JError
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from engine import fs
+from engine.offset_log import source_offsets
 
 
 class RunProgress:
@@ -81,10 +81,8 @@ def is_no_data_batch(spark: SparkSession, checkpoint: str, batch_id: int) -> boo
     take effect (close windows, evict state)."""
     if batch_id == 0:
         return False
-    offsets = f"{checkpoint}/offsets"
     try:
-        this, last = (fs.read_text(spark, f"{offsets}/{n}").splitlines()[2:]
-                      for n in (batch_id, batch_id - 1))
+        this, last = (source_offsets(spark, checkpoint, n) for n in (batch_id, batch_id - 1))
     except (OSError, Py4JError):  # an unreadable log: treat it as new input
         return False
     return this == last

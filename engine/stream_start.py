@@ -34,6 +34,7 @@ from typing import Any
 
 from engine import fs
 from engine.delta_log import commit_actions, commit_versions
+from engine.offset_log import logged_batches
 from engine.settings import STREAM_START_SETTING as SETTING
 
 # The start options of a query's Delta streams, by table path, in its checkpoint.
@@ -94,17 +95,12 @@ def start_options(spark: Any, path: str, change_feed: bool, checkpoint: str) -> 
     the table may since have had an update that would change the answer.
     Once a micro-batch is committed, the stream starts from the offsets in
     the checkpoint and Delta reads no start option."""
-    if _any_batch(spark, f"{checkpoint}/commits"):
+    if logged_batches(spark, f"{checkpoint}/commits"):
         return {}
     record = f"{checkpoint}/{RECORD}"
     decided = json.loads(fs.read_text(spark, record)) if fs.exists(spark, record) else {}
-    if _any_batch(spark, f"{checkpoint}/offsets"):
+    if logged_batches(spark, f"{checkpoint}/offsets"):
         return dict(decided.get(path, {}))  # a checkpoint from before the record: {}
     decided[path] = from_version_zero(spark, path, change_feed)
     fs.write_text(spark, record, json.dumps(decided, sort_keys=True))
     return decided[path]
-
-
-def _any_batch(spark: Any, log: str) -> bool:
-    """Whether a streaming checkpoint's offset or commit log names a batch."""
-    return any(name.isdigit() for name in fs.list_names(spark, log))

@@ -37,6 +37,7 @@ from engine import fs
 from engine.delta_sql import merge, quote, table_ref
 from engine.faults import KillPoint, reached
 from engine.kafka_topics import first_offsets, watermarks
+from engine.offset_log import logged_batches, source_offsets
 from engine.settings import ENV
 from operators.kafka_loss import created_again
 from operators.sources import SourceError
@@ -64,12 +65,6 @@ class Gap:
                 f"{ENV['kafka_lost_records']}=skip asks")
 
 
-def _batches(spark: SparkSession, folder: str) -> list[int]:
-    """The micro-batch ids of an offset or commit log folder (its files are
-    named by them; Spark's ``.crc`` and temporary files are not)."""
-    return sorted(int(name) for name in fs.list_names(spark, folder) if name.isdigit())
-
-
 def _offsets(text: str, topic: str) -> dict[int, int]:
     """``{partition: offset}`` of ``topic`` in a Kafka source's offsets JSON."""
     return {int(p): int(o) for p, o in json.loads(text).get(topic, {}).items()}
@@ -82,7 +77,7 @@ def resume_offsets(spark: SparkSession, checkpoint: str, topic: str) -> dict[int
     commit the offsets it started from (``sources/0/0``, after a version
     line); None before its first micro-batch was planned (it starts from
     the earliest offsets the broker has: nothing to lose)."""
-    committed = _batches(spark, f"{checkpoint}/commits")
+    committed = logged_batches(spark, f"{checkpoint}/commits")
     if committed:
         return _log_offsets(spark, checkpoint, committed[-1], topic)
     if not fs.exists(spark, f"{checkpoint}/sources/0/0"):
@@ -98,10 +93,9 @@ def _start_offsets(spark: SparkSession, checkpoint: str, topic: str) -> dict[int
 
 def _log_offsets(spark: SparkSession, checkpoint: str, batch_id: int, topic: str
                  ) -> dict[int, int]:
-    """The end offsets of micro-batch ``batch_id`` in Spark's offset log:
-    line 3 of ``offsets/<batch>``, the query's one source."""
-    lines = fs.read_text(spark, f"{checkpoint}/offsets/{batch_id}").splitlines()
-    return _offsets(lines[2], topic)
+    """The end offsets of micro-batch ``batch_id`` in Spark's offset log
+    (the query's one source)."""
+    return _offsets(source_offsets(spark, checkpoint, batch_id)[0], topic)
 
 
 def batch_range(spark: SparkSession, checkpoint: str, topic: str, batch_id: int

@@ -36,9 +36,8 @@ def created_again(name: str, topic: str, partition: int, end: int, at: int) -> s
     return (f"source '{name}' cannot read topic '{topic}' on: partition {partition} ends at "
             f"offset {end}, before offset {at} where its checkpoint reads on, so the topic was "
             "deleted and created again (or its log cut back, as an unclean leader election "
-            "does); going on would skip its "
-            f"new records. Read the topic afresh: splice run PIPELINE --rebuild {name} (the "
-            "source and every step after it are rebuilt)")
+            "does); going on would skip its new records. Read the topic afresh: splice run "
+            f"PIPELINE --rebuild {name} (the source and every step after it are rebuilt)")
 
 
 def lost_records(name: str, topic: str, servers: str, cause: Cause) -> str | None:
