@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -75,13 +76,35 @@ def arming() -> Arming | None:
     return Arming(spec, os.getpid()) if spec else None
 
 
-def reached(point: KillPoint, step_id: str, carried: Arming | None = None) -> None:
+# The arming a run handed to this process for the micro-batch it is writing
+# here (``carried_here``); None outside one.
+_carried: Arming | None = None
+
+
+@contextlib.contextmanager
+def carried_here(carried: Arming | None) -> Iterator[None]:
+    """Inside, every kill point of this process (``reached``, the filter of
+    ``merge_killer``) answers to ``carried``, the arming of the run whose
+    micro-batch this process writes (the server's foreachBatch worker under
+    Spark Connect): the points deep in the writers fire there as they do in
+    the run's own process. Only for the time of the micro-batch: a worker
+    the server reuses for another run's query is not armed by this one."""
+    global _carried
+    before, _carried = _carried, carried
+    try:
+        yield
+    finally:
+        _carried = before
+
+
+def reached(point: KillPoint, step_id: str) -> None:
     """A run of ``step_id`` is at ``point``: die here if the test asked so.
-    With ``carried`` (in a process the run does not own: the server's
-    worker under Spark Connect), the run and this process die: the run
-    is killed as ``kill -9`` would, and the server's query loses the
+    Inside :func:`carried_here` (in a process the run does not own: the
+    server's worker under Spark Connect), the run and this process die: the
+    run is killed as ``kill -9`` would, and the server's query loses the
     worker that was writing its micro-batch, as when the run's own JVM
     dies; the server itself goes on."""
+    carried = _carried
     if carried is None:
         if armed(point, step_id):
             kill_tree(os.getpid())
@@ -141,20 +164,32 @@ def merge_killer(step_id: str):
     turns Delta's materialization of the MERGE's source off in the armed
     run (``spark.databricks.delta.merge.materializeSource=none``) and
     hands it the source as plain rows, free of cached plans (Delta refuses a
-    source whose cached parts change while the MERGE runs)."""
-    if not armed(KillPoint.INSIDE_MERGE, step_id):
+    source whose cached parts change while the MERGE runs).
+
+    Inside :func:`carried_here` (the server's foreachBatch worker under
+    Spark Connect, whose Python workers evaluate the filter) it kills the
+    run that carried the arming, the foreachBatch worker and itself: the
+    server's MERGE loses its task and is not committed, the server goes
+    on."""
+    carried = _carried
+    if not (_asks(carried.spec, KillPoint.INSIDE_MERGE, step_id) if carried
+            else armed(KillPoint.INSIDE_MERGE, step_id)):
         return None
     from pyspark import TaskContext
     from pyspark.sql import functions as F
 
-    driver = os.getpid()
+    # Under Connect the run's process tree first, then the worker that
+    # holds the micro-batch; in a run's own process tree, the run.
+    doomed = (carried.run, os.getpid()) if carried else (os.getpid(),)
 
     @F.udf("boolean")
     def kill_in_write_phase(_: object) -> bool:
         context = TaskContext.get()
         description = (context.getLocalProperty("spark.job.description") or "") if context else ""
         if "writing" in description.lower():  # "Writing modified data", "writing new files"
-            kill_tree(driver)
+            for root in doomed:
+                kill_tree(root)
+            os.kill(os.getpid(), signal.SIGKILL)  # a UDF worker outside those trees
         return True
 
     return kill_in_write_phase(F.lit(1))

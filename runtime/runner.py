@@ -29,7 +29,7 @@ from pyspark.sql.streaming import StreamingQuery
 from engine import definitions, fs
 from engine.claims import claim
 from engine.errors import Cause, explain, recorded, transient
-from engine.faults import KillPoint, arming, reached
+from engine.faults import KillPoint, arming, carried_here, reached
 from engine.io import (
     StepIO,
     app_id,
@@ -257,17 +257,18 @@ def start_stream(step: Step, io: StepIO, query: StepQuery, path: str, progress: 
         session = df.sparkSession
         if tracker is not None:
             tracker.during_run()
-        if parts.sink == Sink.CUSTOM:
-            assert parts.writer is not None, f"{step.id}: a custom sink needs a writer"
-            parts.writer(df, BatchTarget(session, path, txn, batch_id, step.id))
-        elif parts.sink == Sink.APPEND:
-            if is_no_data_batch(session, checkpoint, batch_id):
-                _append_any(parts.batch(df), path, txn, batch_id)
-            elif not append(parts.batch(df), path, txn, batch_id):
-                _evaluate(parts.batch(df))  # written before the crash: not again
-        else:
-            _merge(session, parts.batch(df), path, parts, txn, batch_id, step.id)
-        reached(KillPoint.OUTPUT_COMMITTED, step.id, carried)
+        with carried_here(carried):  # every kill point of the writers, under Connect too
+            if parts.sink == Sink.CUSTOM:
+                assert parts.writer is not None, f"{step.id}: a custom sink needs a writer"
+                parts.writer(df, BatchTarget(session, path, txn, batch_id, step.id))
+            elif parts.sink == Sink.APPEND:
+                if is_no_data_batch(session, checkpoint, batch_id):
+                    _append_any(parts.batch(df), path, txn, batch_id)
+                elif not append(parts.batch(df), path, txn, batch_id):
+                    _evaluate(parts.batch(df))  # written before the crash: not again
+            else:
+                _merge(session, parts.batch(df), path, parts, txn, batch_id, step.id)
+            reached(KillPoint.OUTPUT_COMMITTED, step.id)
 
     streaming = (query.stream.writeStream.outputMode(query.output_mode)
                  # the server's worker records nothing this client could

@@ -194,22 +194,46 @@ def test_a_connector_the_server_lacks_is_named_before_any_step_runs(connect: Ser
         "(scripts/connect.sh takes SPLICE_SPARK_PACKAGES), or run without SPLICE_SPARK_REMOTE")
 
 
+def _delta_rows(spark, path: str) -> int:
+    return spark.read.format("delta").load(path).count() if os.path.exists(path) else 0
+
+
+# Where a run under Connect is killed, and what the server had committed when
+# it died. The output commit in the suite; the kill points deep in the
+# writers (they fire in the server's foreachBatch worker, and inside the
+# MERGE in its UDF worker) with `pytest -m faults_full`, as the crash
+# chain's whole matrix.
+CONNECT_KILLS = [
+    pytest.param(Kill(KillPoint.OUTPUT_COMMITTED, "big_orders"), "big_orders", True,
+                 id="output-committed"),
+    pytest.param(Kill(KillPoint.SOURCE_INGESTED, "orders"), "dead_letter:orders", False,
+                 id="source-ingested", marks=pytest.mark.faults_full),
+    pytest.param(Kill(KillPoint.INSIDE_MERGE, "customer_tiers"), "customer_tiers", False,
+                 id="inside-merge", marks=pytest.mark.faults_full),
+]
+
+
 @pytest.mark.faults
-def test_a_run_killed_under_connect_at_an_output_commit_loses_and_repeats_nothing(
-        connect: Server, spark, tmp_path: Path) -> None:
-    """A `splice run` under Spark Connect armed at the projection's output
-    commit (an append: a micro-batch written twice would show): the point is
-    reached in the server's Python worker, the batch's Delta commit made and
-    the server's checkpoint commit not, and the worker kills the run
-    (SIGKILL) and itself; the server goes on. A second run under Connect
-    replays that micro-batch without writing it again and completes the
-    pipeline: every output and the dead letter equal an uninterrupted run's."""
+@pytest.mark.parametrize(("kill", "witness", "written"), CONNECT_KILLS)
+def test_a_run_killed_under_connect_loses_and_repeats_nothing(
+        connect: Server, spark, tmp_path: Path, kill: Kill, witness: str,
+        written: bool) -> None:
+    """A `splice run` under Spark Connect armed at a kill point: the point is
+    reached in the server's Python worker (inside a MERGE: in the worker
+    evaluating its source), which kills the run (SIGKILL) and itself; the
+    server goes on. ``witness`` shows where it died: the projection's
+    append (a micro-batch written twice would show) committed; the source's
+    dead letter, due after its ingest commit, not yet written; the
+    table-table MERGE not committed. A second run under Connect completes
+    the pipeline: every output and the dead letter equal an uninterrupted
+    run's."""
     reference, crashed = first_round(spark, compile_path(REMOTE_PIPELINE), tmp_path)
-    output = run_killed(crashed, Kill(KillPoint.OUTPUT_COMMITTED, "big_orders"),
-                        REMOTE_PIPELINE, env={"SPLICE_SPARK_REMOTE": connect.url})
+    output = run_killed(crashed, kill, REMOTE_PIPELINE, env={"SPLICE_SPARK_REMOTE": connect.url})
     assert f"starting Spark (Spark Connect {connect.url})" in output
-    assert spark.read.format("delta").load(crashed.table_path(
-        crashed.pipeline.outputs["big_orders"])).count() > 0  # the commit before the kill
+    pipeline = crashed.pipeline
+    path = (crashed.warehouse.dead_letter_path(pipeline.name, "orders")
+            if witness == "dead_letter:orders" else crashed.table_path(pipeline.outputs[witness]))
+    assert (_delta_rows(spark, path) > 0) == written, f"{witness} when the run died"
     done = _run(["-m", "splice.cli", "run", str(REMOTE_PIPELINE), "--warehouse",
                  crashed.warehouse.root], connect)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
