@@ -20,7 +20,10 @@ serve``'s long-running query) reads.
 The row is MERGEd by (topic, partition, first offset): a micro-batch killed
 after writing it is run again under its id, over the same range, and
 rewrites the row (with the longer range if the broker deleted more
-meanwhile); never a second row. A topic deleted and created again (a
+meanwhile: those records are not in the table either); never a second
+row. One killed after its rows too is not written down again (the caller
+checks the rows' mark): the records it read may be gone from the broker
+since, but they are in the table. A topic deleted and created again (a
 partition ending before where the checkpoint reads on) is refused before
 the query starts: Spark would skip its new records too.
 """

@@ -32,3 +32,15 @@ def delete_unread(bootstrap: str, topic: str, old: list[Record]) -> dict[int, in
     while first_offsets(bootstrap, topic) != end and time.monotonic() < deadline:
         time.sleep(0.5)
     return first_offsets(bootstrap, topic)
+
+
+def delete_records(bootstrap: str, topic: str, before: dict[int, int]) -> None:
+    """Delete each partition's records below ``before[partition]``, as a
+    user's ``kafka-delete-records`` does."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    wanted = [TopicPartition(topic, p, offset) for p, offset in before.items()]
+    for done in admin.delete_records(wanted).values():
+        done.result(30)

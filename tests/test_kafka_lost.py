@@ -26,7 +26,7 @@ from runtime.runner import StepFailed, run_pipeline
 from runtime.serve import ServeOptions, serve
 from splice.compile import compile_path
 from tests.crash_harness import Kill, run_killed
-from tests.kafka_helpers import delete_unread, retention_ms
+from tests.kafka_helpers import delete_records, delete_unread, retention_ms
 from tests.pipeline_helpers import output_rows
 from tests.test_kafka_source import ORDERS, T0, kafka_io, orders_sql, stamped, topic, ts
 
@@ -141,6 +141,39 @@ def test_a_skipping_run_killed_after_writing_the_range_writes_it_once(
     assert _dead(spark, io) == lost
     assert output_rows(io, "result", "id", "item") == [*READ, (13, "pad")]
     assert first_offsets(kafka, orders) == {0: 5}
+
+
+@pytest.mark.faults
+def test_a_skipping_run_killed_after_its_rows_keeps_the_range_it_found(
+        spark, warehouse, tmp_path: Path, kafka) -> None:
+    """``splice run`` with ``skip`` killed (SIGKILL) after its micro-batch
+    wrote the lost range and then its rows (the source's ingest commit);
+    the broker then deletes the record that micro-batch had read too. The
+    rerun runs the micro-batch again over the same range, where the broker
+    now lacks one more record, but that record is in the source's table:
+    the dead letter keeps the range the killed run found (it said offsets
+    3 to 5 before the fix), and every record is in the result once."""
+    orders = topic("lostrows", 1, kafka)
+    sql = tmp_path / "lost.sql"
+    sql.write_text(orders_sql(orders))
+    io = StepIO(spark=spark, warehouse=warehouse, pipeline=compile_path(sql),
+                kafka_bootstrap=kafka)
+    produce(kafka, orders, stamped(ORDERS))
+    run_pipeline(io.pipeline, io)
+    assert delete_unread(kafka, orders, OLD) == {0: 5}
+    retention_ms(kafka, orders, -1)
+    produce(kafka, orders, [_order(13, "pad")])  # offset 5
+    run_killed(io, Kill(KillPoint.SOURCE_INGESTED, "orders"), sql,
+               env={"SPLICE_KAFKA_BOOTSTRAP": kafka, "SPLICE_KAFKA_LOST_RECORDS": "skip"})
+    lost = [("orders", None, SKIPPED, orders, 0, 3)]
+    assert _dead(spark, io) == lost
+    stored = spark.read.format("delta").load(io.table_path(io.pipeline.step("orders")))
+    assert sorted(r["__offset"] for r in stored.collect()) == [0, 1, 2, 5]
+    delete_records(kafka, orders, {0: 6})  # what the killed run read, gone too
+    assert first_offsets(kafka, orders) == {0: 6}
+    run_pipeline(io.pipeline, replace(io, kafka_lost_records="skip"))
+    assert _dead(spark, io) == lost
+    assert output_rows(io, "result", "id", "item") == [*READ, (13, "pad")]
 
 
 def test_a_topic_created_again_is_not_skipped_past(spark, warehouse, kafka) -> None:
