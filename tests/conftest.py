@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests import schedule
+
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "cases"
 
@@ -192,3 +194,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = xdist_group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+    # The longest first (tests/schedule.py): a worker that finishes takes
+    # the next in this order, and a long test taken last ran alone.
+    items[:] = schedule.longest_first(items, lambda i: i.nodeid,
+                                      lambda i: xdist_group(i) or i.nodeid,
+                                      schedule.durations())
