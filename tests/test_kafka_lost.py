@@ -114,15 +114,13 @@ def test_records_deleted_before_a_run_read_them_stop_it_until_a_run_skips_them(
                                  orders, 0, 3)]
 
 
-@pytest.mark.faults
-def test_a_skipping_run_killed_after_writing_the_range_writes_it_once(
-        spark, warehouse, tmp_path: Path, kafka) -> None:
-    """``splice run`` with ``SPLICE_KAFKA_LOST_RECORDS=skip`` killed (SIGKILL,
-    JVM included) right after its micro-batch wrote the lost range's
-    dead-letter row, before it wrote its rows: the rerun runs that
-    micro-batch again over the same range, leaves one row, and writes every
-    record the broker still has, once."""
-    orders = topic("lostkill", 1, kafka)
+def _killed_skipping_run(spark, warehouse, tmp_path: Path, kafka: str, name: str,
+                         point: KillPoint) -> tuple[StepIO, str]:
+    """A topic whose offsets 0 to 2 a run read and whose 3 and 4 the broker
+    then deleted unread, offset 5 (``pad``) after them; ``splice run`` with
+    ``skip`` killed (SIGKILL, JVM included) at ``point`` of the source.
+    The pipeline's io and the topic."""
+    orders = topic(name, 1, kafka)
     sql = tmp_path / "lost.sql"
     sql.write_text(orders_sql(orders))
     io = StepIO(spark=spark, warehouse=warehouse, pipeline=compile_path(sql),
@@ -131,9 +129,22 @@ def test_a_skipping_run_killed_after_writing_the_range_writes_it_once(
     run_pipeline(io.pipeline, io)
     assert delete_unread(kafka, orders, OLD) == {0: 5}
     retention_ms(kafka, orders, -1)
-    produce(kafka, orders, [_order(13, "pad")])
-    run_killed(io, Kill(KillPoint.LOST_RECORDED, "orders"), sql,
+    produce(kafka, orders, [_order(13, "pad")])  # offset 5
+    run_killed(io, Kill(point, "orders"), sql,
                env={"SPLICE_KAFKA_BOOTSTRAP": kafka, "SPLICE_KAFKA_LOST_RECORDS": "skip"})
+    return io, orders
+
+
+@pytest.mark.faults
+def test_a_skipping_run_killed_after_writing_the_range_writes_it_once(
+        spark, warehouse, tmp_path: Path, kafka) -> None:
+    """``splice run`` with ``SPLICE_KAFKA_LOST_RECORDS=skip`` killed (SIGKILL,
+    JVM included) right after its micro-batch wrote the lost range's
+    dead-letter row, before it wrote its rows: the rerun runs that
+    micro-batch again over the same range, leaves one row, and writes every
+    record the broker still has, once."""
+    io, orders = _killed_skipping_run(spark, warehouse, tmp_path, kafka, "lostkill",
+                                      KillPoint.LOST_RECORDED)
     lost = [("orders", None, SKIPPED, orders, 0, 3)]
     assert _dead(spark, io) == lost  # written before the kill
     assert output_rows(io, "result", "id", "item") == READ
@@ -153,18 +164,8 @@ def test_a_skipping_run_killed_after_its_rows_keeps_the_range_it_found(
     now lacks one more record, but that record is in the source's table:
     the dead letter keeps the range the killed run found (it said offsets
     3 to 5 before the fix), and every record is in the result once."""
-    orders = topic("lostrows", 1, kafka)
-    sql = tmp_path / "lost.sql"
-    sql.write_text(orders_sql(orders))
-    io = StepIO(spark=spark, warehouse=warehouse, pipeline=compile_path(sql),
-                kafka_bootstrap=kafka)
-    produce(kafka, orders, stamped(ORDERS))
-    run_pipeline(io.pipeline, io)
-    assert delete_unread(kafka, orders, OLD) == {0: 5}
-    retention_ms(kafka, orders, -1)
-    produce(kafka, orders, [_order(13, "pad")])  # offset 5
-    run_killed(io, Kill(KillPoint.SOURCE_INGESTED, "orders"), sql,
-               env={"SPLICE_KAFKA_BOOTSTRAP": kafka, "SPLICE_KAFKA_LOST_RECORDS": "skip"})
+    io, orders = _killed_skipping_run(spark, warehouse, tmp_path, kafka, "lostrows",
+                                      KillPoint.SOURCE_INGESTED)
     lost = [("orders", None, SKIPPED, orders, 0, 3)]
     assert _dead(spark, io) == lost
     stored = spark.read.format("delta").load(io.table_path(io.pipeline.step("orders")))
