@@ -59,9 +59,9 @@ def longest_first(items: list[Item], nodeid: Callable[[Item], str],
         key = scope(item)
         total[key] += seconds.get(base_id(nodeid(item)), 0.0)
         first.setdefault(key, index)
-    order = {id(item): index for index, item in enumerate(items)}
-    return sorted(items, key=lambda item: (-total[scope(item)], first[scope(item)],
-                                           order[id(item)]))
+    ranked = sorted(enumerate(items), key=lambda pair: (-total[scope(pair[1])],
+                                                        first[scope(pair[1])], pair[0]))
+    return [item for _, item in ranked]
 
 
 def from_report(text: str) -> dict[str, float]:

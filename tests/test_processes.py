@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
+import time
 from pathlib import Path
+
+import pytest
 
 from splice.processes import end, gone, group_alive, server_main, wait_until
 
@@ -82,11 +86,6 @@ def test_a_cluster_whose_master_exits_is_said_at_once(tmp_path, monkeypatch) -> 
     master end while starting, and the branch nothing else reaches): the
     start says which exited and where the logs are, within seconds, not
     after the two minutes it waits for a worker."""
-    import re
-    import time
-
-    import pytest
-
     from splice import cluster
 
     monkeypatch.setattr(cluster, "_spark_class", lambda *args: ["sh", "-c", "exit 3"])
