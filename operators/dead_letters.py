@@ -67,19 +67,28 @@ def append_dead_letters(rows: DataFrame, path: str, txn: str, batch_id: int) -> 
 
 def write_checked(step: SourceStep, checked: DataFrame, order: list[str],
                   columns: list[str], value: Column, path: str, dead_path: str, txn: str,
-                  batch_id: int, extra: dict[str, Column] | None = None) -> None:
+                  batch_id: int, extra: dict[str, Column] | None = None,
+                  one_file: bool = True) -> None:
     """A source's micro-batch, every record checked (``__reason`` empty for a
     good one), written as the file and Kafka sources both write it: the good
     records' ``columns`` appended to the source's table in the order they
     arrived (``order``), then the bad ones, their raw ``value`` and reason,
     to the dead letter; each append marked with the micro-batch, so that a
     replay writes neither twice. ``checked`` is read up to three times: the
-    caller caches it."""
+    caller caches it.
+
+    ``one_file``: the good records in one file, sorted (a step that reads
+    the table one file per micro-batch then sees them in arrival order);
+    otherwise a file per partition of ``checked``, each sorted, written by
+    the partitions side by side (a Kafka source whose partitions are the
+    topic's: a key's records are in one of them)."""
     counts = checked.agg(F.count_if(F.col("__reason") == "").alias("good"),
                          F.count_if(F.col("__reason") != "").alias("bad")).first()
     if counts["good"]:
-        good = (checked.where(F.col("__reason") == "").repartition(1)
-                .sortWithinPartitions(*order).select(*columns))
+        good = checked.where(F.col("__reason") == "")
+        if one_file:
+            good = good.repartition(1)
+        good = good.sortWithinPartitions(*order).select(*columns)
         append(good, path, txn, batch_id)
     reached(KillPoint.SOURCE_INGESTED, step.id)
     if counts["bad"]:

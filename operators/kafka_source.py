@@ -45,6 +45,7 @@ from engine.io import (
 )
 from engine.kafka_topics import create_topic, end_offsets, topic_exists, unanswered_brokers
 from engine.net import unanswered
+from engine.nodes import PhysicalPlan
 from engine.query import BatchTarget, Outcome, Sink, StepQuery
 from engine.session import is_connect
 from engine.settings import ENV, lost_records_policy
@@ -205,10 +206,20 @@ class KafkaSourceExecutor(SourceExecutor):
                 "(splice run does it for a pipeline with a Kafka source; elsewhere add it to "
                 f"{ENV['packages']})", cause.detail) from None
         stored = [f"`{f.name}`" for f in stored_schema(step).fields]
+        # A file per topic partition, side by side, unless a step downstream
+        # takes the table one file per micro-batch for its arrival order (a
+        # table materialization): then one file, sorted by partition and offset.
+        assert isinstance(io.pipeline, PhysicalPlan), "executors run with the pipeline's plan"
+        one_file = io.pipeline.read_in_order(step.id)
 
         def ingest(batch: DataFrame, target: BatchTarget) -> None:
             txn, batch_id = target.txn_app, target.batch_id
-            decoded = decode(step, batch).persist()
+            # Cached as stored, with the raw value of a bad record only:
+            # caching every record's text cost a sixth of the ingest.
+            decoded = decode(step, batch).select(
+                *stored, "__reason", RECORD_TOPIC,
+                F.when(F.col("__reason") != "", F.col(RECORD_VALUE)).alias(RECORD_VALUE),
+            ).persist()
             try:
                 # What failOnDataLoss=false skipped, before the rows. A replay
                 # of a micro-batch whose rows are written (a run killed after
@@ -220,7 +231,8 @@ class KafkaSourceExecutor(SourceExecutor):
                 write_checked(step, decoded, ORDER, stored, F.col(RECORD_VALUE), path, dead_path,
                               txn, batch_id, extra={"topic": F.col(RECORD_TOPIC),
                                                     "partition": F.col("__partition"),
-                                                    "offset": F.col("__offset")})
+                                                    "offset": F.col("__offset")},
+                              one_file=one_file)
             finally:
                 decoded.unpersist()
 

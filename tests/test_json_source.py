@@ -11,9 +11,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from dagster import materialize
+from pyspark.sql import functions as F
 
 from engine.io import appended_since, delta_version
 from operators.file_manifest import changed_files, last_read, manifest_path
+from operators.json_source import one_object
 from orchestration.assets import build_assets
 from resources.spark import SparkResource
 from runtime.runner import run_pipeline
@@ -201,3 +203,37 @@ def test_the_manifest_is_read_from_the_files_appended_since_the_last_run(
     assert [(c.name, c.ingested_bytes, c.bytes_now)
             for c in changed_files(spark, folder, checkpoint)] == expected
     assert last_read(spark, checkpoint)[0] == seen_version + 1
+
+
+# (line, starts with a JSON object, that object is the whole line)
+VERDICTS = [
+    ('{"a": 1}', True, True),
+    (' {"a": "]"} \t\r', True, True),
+    ('{"a": ",0,0]"}', True, True),
+    ('{"a": {"b": [1, {"c": null}]}}', True, True),
+    ('{"a": 1}}', True, False),
+    ('{"a": 1}]x', True, False),  # closes the counting array early
+    ('{"a": 1},0]', True, False),
+    ('{"a": 1},0,0]', True, False),
+    ('{"a": 1} {"b": 2}', True, False),
+    ('{"a": 1}//c', True, False),
+    ('{"a": 1} /*c*/', True, False),
+    ("{\"a\": 1}, 'b'", True, False),
+    ('{"a": 1},', True, False),
+    # not strict JSON (duplicate keys, single quotes): the object check says
+    # so; the counting parser is lenient, which only the object check decides
+    ('{"a": 1,"a": 2}', False, True),
+    ("{'a': 1}", False, True),
+    ('[{"a": 1}]', False, True),
+    ("", False, False),
+]
+
+
+def test_one_object_tells_a_whole_object_from_text_after_it(spark) -> None:
+    """The verdicts the dead letter's reasons come from, on the lines that
+    could fool counting the elements of ``[line]`` and ``[line,0,0]``."""
+    lines = spark.createDataFrame([(line,) for line, _, _ in VERDICTS], "value string")
+    is_object, whole = one_object(F.col("value"))
+    got = lines.select("value", F.coalesce(is_object, F.lit(False)).alias("o"),
+                       whole.alias("w")).collect()
+    assert [(r["value"], r["o"], r["w"]) for r in got] == VERDICTS

@@ -233,6 +233,36 @@ def test_many_updates_of_a_key_in_one_run_leave_its_last(spark, warehouse, kafka
             (k, v) for k, v in expected if v != "x0"]
         # after each run a key deleted and a row the query leaves out: the seed covers both
         assert None in last.values() and "x0" in last.values()
+    # the materialization reads the topic's table one file per micro-batch:
+    # each run's records are in one file, by partition and offset
+    files = _files(spark, io, "customers")
+    assert sorted(len(f) for f in files) == [20, 40] and all(f == sorted(f) for f in files)
+
+
+def _files(spark: Any, io: StepIO, source: str) -> list[list[tuple[int, int]]]:
+    """The (partition, offset) of each record of ``source``'s table, file by
+    file, each file's in its stored order."""
+    stored = spark.read.format("delta").load(io.table_path(io.pipeline.step(source)))
+    files: dict[str, list[tuple[int, int]]] = {}
+    for r in stored.select("_metadata.file_path", "__partition", "__offset").collect():
+        files.setdefault(r["file_path"], []).append((r["__partition"], r["__offset"]))
+    return sorted(files.values())
+
+
+def test_a_stream_read_in_no_order_is_written_a_file_per_partition(
+        spark, warehouse, kafka) -> None:
+    """A micro-batch of a topic of 3 partitions that no step reads in
+    arrival order is written a file per partition, side by side, each in
+    its offset order (the one-file write of a table topic's is
+    ``test_many_updates_of_a_key_in_one_run_leave_its_last``), and the rows
+    are all there once."""
+    orders = topic("files", 3, kafka)
+    io = kafka_io(spark, warehouse, orders_sql(orders), "files", kafka)
+    rows = [{"id": i, "item": f"i{i}", "ts": ts(i)} for i in range(30)]
+    produce(kafka, orders, [Record(r, str(r["id"]), partition=r["id"] % 3) for r in rows])
+    run_pipeline(io.pipeline, io)
+    assert _files(spark, io, "orders") == [[(p, o) for o in range(10)] for p in range(3)]
+    assert sorted(output_rows(io, "result", "id", "item")) == [(r["id"], r["item"]) for r in rows]
 
 
 def test_a_partition_added_between_runs_is_read(spark, warehouse, kafka) -> None:
