@@ -121,3 +121,10 @@ class PhysicalPlan(Pipeline):
             if node.passes_order and self.read_in_order(consumer.id):
                 return True
         return False
+
+
+def read_in_order(pipeline: Pipeline, step_id: str) -> bool:
+    """:meth:`PhysicalPlan.read_in_order` of the pipeline an executor runs
+    with (a :class:`StepIO` bound to a run holds the plan)."""
+    assert isinstance(pipeline, PhysicalPlan), "executors run with the pipeline's plan"
+    return pipeline.read_in_order(step_id)

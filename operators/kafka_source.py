@@ -45,7 +45,7 @@ from engine.io import (
 )
 from engine.kafka_topics import create_topic, end_offsets, topic_exists, unanswered_brokers
 from engine.net import unanswered
-from engine.nodes import PhysicalPlan
+from engine.nodes import read_in_order
 from engine.query import BatchTarget, Outcome, Sink, StepQuery
 from engine.session import is_connect
 from engine.settings import ENV, lost_records_policy
@@ -209,8 +209,7 @@ class KafkaSourceExecutor(SourceExecutor):
         # A file per topic partition, side by side, unless a step downstream
         # takes the table one file per micro-batch for its arrival order (a
         # table materialization): then one file, sorted by partition and offset.
-        assert isinstance(io.pipeline, PhysicalPlan), "executors run with the pipeline's plan"
-        one_file = io.pipeline.read_in_order(step.id)
+        one_file = read_in_order(io.pipeline, step.id)
 
         def ingest(batch: DataFrame, target: BatchTarget) -> None:
             txn, batch_id = target.txn_app, target.batch_id

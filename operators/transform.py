@@ -6,20 +6,18 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from engine.io import KEY, ROWTIME, StepIO
-from engine.nodes import PhysicalPlan
+from engine.nodes import read_in_order
 from engine.query import Executor, StepQuery
 from operators.nodes import ProjectNode, RepartitionNode
 
 
-def read_in_order(node: ProjectNode | RepartitionNode, io: StepIO) -> DataFrame:
+def ordered_input(node: ProjectNode | RepartitionNode, io: StepIO) -> DataFrame:
     """A stream step's input, one file per micro-batch when a step downstream
     depends on arrival order (a table materialization: the latest record of a
     key wins). Spark reads a micro-batch's files in order of size, so a batch
     of several files would scramble the records of different appends; one
     file per batch keeps them in order, file after file."""
-    plan = io.pipeline
-    assert isinstance(plan, PhysicalPlan), "executors run with the pipeline's plan"
-    if plan.read_in_order(node.step.id):
+    if read_in_order(io.pipeline, node.step.id):
         return io.read_stream(node.step.inputs[0], maxFilesPerTrigger="1")
     return io.read_stream(node.step.inputs[0])
 
@@ -37,7 +35,7 @@ class ProjectExecutor(Executor[ProjectNode]):
                 F.col(ROWTIME),
             )
 
-        return StepQuery(stream=read_in_order(node, io), batch=batch)
+        return StepQuery(stream=ordered_input(node, io), batch=batch)
 
 
 class RepartitionExecutor(Executor[RepartitionNode]):
@@ -48,4 +46,4 @@ class RepartitionExecutor(Executor[RepartitionNode]):
         def batch(df: DataFrame) -> DataFrame:
             return df.select(F.expr(step.key).alias(KEY), *columns, F.col(ROWTIME))
 
-        return StepQuery(stream=read_in_order(node, io), batch=batch)
+        return StepQuery(stream=ordered_input(node, io), batch=batch)
