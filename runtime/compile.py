@@ -17,7 +17,7 @@ from runtime.planner import plan
 from sql.analyzer import Analyzer
 from sql.errors import SqlError, SqlErrors, position_in
 from sql.plan import Pipeline
-from sql.script import parse_script
+from sql.script import parse_partial
 
 P = TypeVar("P", bound=Pipeline)
 
@@ -48,19 +48,22 @@ def analyze_sources(sources: list[tuple[str, str]], name: str) -> Pipeline:
     """Parse and analyze a pipeline's files into its logical plan, without
     asking whether the engine can run every step (the front end alone: the
     planner's tests, EXPLAIN of what is not runnable yet). Every error found
-    is raised together as :class:`SqlErrors`."""
+    is raised together as :class:`SqlErrors`, in the order of the files and
+    their lines: a statement that does not parse is reported, and the
+    statements that do are analyzed all the same (a reader of a name such a
+    statement declares is not reported again)."""
     analyzer = Analyzer(name)
-    errors: list[SqlError] = []
-    for file, text in sources:
-        try:
-            statements = parse_script(text, file)
-        except SqlErrors as err:
-            errors.extend(err.errors)
-            continue
-        analyzer.add(statements, text, file)
-    errors.extend(analyzer.errors)
+    scripts = [(file, text, parse_partial(text, file)) for file, text in sources]
+    for script in (s for _, _, s in scripts):
+        analyzer.broken |= script.unparsed_names
+        analyzer.unresolved = analyzer.unresolved or script.unnamed
+    for file, text, script in scripts:
+        analyzer.add(script.statements, text, file)
+    errors = [e for _, _, script in scripts for e in script.errors] + analyzer.errors
     if errors:
-        raise SqlErrors(errors)
+        order = {file: n for n, (file, _) in enumerate(sources)}
+        raise SqlErrors(sorted(errors, key=lambda e: (order.get(e.position.file, len(order)),
+                                                      e.position.line, e.position.col)))
     return analyzer.finish()
 
 

@@ -4,7 +4,9 @@ The whole file is tokenized once, so every token, node and error offset is
 absolute in the file; the tokens are then cut at each ``;`` and every
 statement is parsed on its own, so that one bad statement does not hide the
 errors of the others. Whatever the input, only :class:`sql.errors.SqlErrors`
-leaves :func:`parse_script`.
+leaves :func:`parse_script`; :func:`parse_partial` returns the statements
+that parsed beside the errors of those that did not, so the analysis can go
+on and report their errors too (``splice validate`` prints every error).
 """
 
 from __future__ import annotations
@@ -33,6 +35,19 @@ class ParsedStatement:
     text: str  # the statement's own source text (without the ';')
 
 
+@dataclass(frozen=True)
+class ParsedScript:
+    """What a pipeline file parsed to: the statements that parsed, one
+    error per statement that did not, and what those would have declared,
+    so that the analysis of the others does not report a reader of such a
+    name again (the name's error is already reported)."""
+
+    statements: list[ParsedStatement]
+    errors: list[SqlError]
+    unparsed_names: frozenset[str]  # lower case
+    unnamed: bool  # a statement that did not parse declares a name its tokens do not show
+
+
 def parse_script(text: str, file: str) -> list[ParsedStatement]:
     """The statements of ``text`` (the contents of ``file``), in order.
 
@@ -40,22 +55,63 @@ def parse_script(text: str, file: str) -> list[ParsedStatement]:
     ``meta["offset"]``. Raises :class:`SqlErrors` with one positioned error per
     statement that does not parse or is not a pipeline statement.
     """
+    script = parse_partial(text, file)
+    if script.errors:
+        raise SqlErrors(script.errors)
+    return script.statements
+
+
+def parse_partial(text: str, file: str) -> ParsedScript:
+    """The statements of ``text`` that parse, and an error for each that
+    does not (as :func:`parse_script` raises them). A file that does not
+    tokenize has no statements: its one error stops the whole file, whose
+    names are then all unknown (``unnamed``)."""
     source = _Source(text, file)
     try:
         tokens = _tokenize(source)
     except _Rejected as rejected:
-        raise SqlErrors([rejected.error]) from None
+        return ParsedScript([], [rejected.error], frozenset(), unnamed=True)
 
     statements: list[ParsedStatement] = []
     errors: list[SqlError] = []
+    names: set[str] = set()
+    unnamed = False
     for chunk in _split_statements(tokens):
         try:
             statements.append(_parse_statement(source, chunk))
         except _Rejected as rejected:
             errors.append(rejected.error)
-    if errors:
-        raise SqlErrors(errors)
-    return statements
+            declares, name = _declared_by(chunk)
+            if name is not None:
+                names.add(name.lower())
+            unnamed = unnamed or (declares and name is None)
+    return ParsedScript(statements, errors, frozenset(names), unnamed)
+
+
+# The words that may come before the name a statement declares:
+# [EXPLAIN] CREATE [OR REPLACE] [MATERIALIZED] STREAM|TABLE|SOURCE|SINK|VIEW
+# [IF NOT EXISTS] name, INSERT INTO name, WITH name.
+_BEFORE_NAME = frozenset({"EXPLAIN", "CREATE", "OR", "REPLACE", "MATERIALIZED", "STREAM",
+                          "TABLE", "SOURCE", "SINK", "VIEW", "IF", "NOT", "EXISTS", "INSERT",
+                          "INTO", "WITH"})
+_NAMES = frozenset({TokenType.VAR, TokenType.IDENTIFIER})
+
+
+def _declared_by(chunk: list[Token]) -> tuple[bool, str | None]:
+    """Whether the statement of ``chunk`` (one that did not parse) declares
+    a name, and the name when its tokens show it: the first name after the
+    statement's leading keywords. One that starts with another keyword (SET,
+    SELECT, DROP ...) declares none; one that starts with a plain word (a
+    misspelt CREATE) may declare any."""
+    first = chunk[0]
+    if first.text.upper() not in _BEFORE_NAME:
+        return first.token_type == TokenType.VAR, None
+    for token in chunk:
+        quoted = token.token_type == TokenType.IDENTIFIER
+        if not quoted and token.text.upper() in _BEFORE_NAME:
+            continue
+        return True, token.text if token.token_type in _NAMES else None
+    return True, None
 
 
 def node_position(

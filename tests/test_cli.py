@@ -26,6 +26,21 @@ def test_validate_prints_positioned_errors(tmp_path: Path, capsys) -> None:
     assert "Traceback" not in out
 
 
+def test_validate_prints_every_error_when_a_statement_does_not_parse(tmp_path: Path,
+                                                                     capsys) -> None:
+    """A statement that does not parse does not hide the others' errors;
+    a reader of the name it declares is not reported again."""
+    bad = tmp_path / "bad.sql"
+    bad.write_text("CREATE STREAM o (id INT, item STRING) WITH (location='o');\n"
+                   "CREATE STREAM p (id INT,, note STRING) WITH (location='p');\n"
+                   "INSERT INTO out SELECT STREAM o.itme FROM o;\n"
+                   "INSERT INTO out2 SELECT STREAM p.note FROM p;\n")
+    assert main(["validate", str(bad)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(": ")[0] for line in lines] == [f"{bad}:2:25", f"{bad}:3:31"], lines
+    assert "unknown column 'o.itme'" in lines[1] and "did you mean 'item'" in lines[1]
+
+
 def test_explain_shows_strategy_keys_and_graph(capsys) -> None:
     assert main(["explain", str(ROOT / "pipelines" / "demo")]) == 0
     out = capsys.readouterr().out

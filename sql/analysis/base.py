@@ -48,6 +48,9 @@ class AnalyzerBase:
         self.steps: list[Step] = []
         self.names: dict[str, str] = {}  # a name usable in FROM -> step id
         self.broken: set[str] = set()  # names whose statement was rejected
+        # A statement that did not parse declared a name its tokens do not
+        # show: any unknown name may be that one.
+        self.unresolved = False
         self.settings: dict[str, str] = {}
         self.errors: list[SqlError] = []
         self.explained: list[str] = []
@@ -76,7 +79,7 @@ class AnalyzerBase:
         name = nodes.table_name(table)
         step_id = self.names.get(name.lower())
         if step_id is None:
-            if name.lower() in self.broken:
+            if name.lower() in self.broken or self.unresolved:
                 raise Skip()
             known = ", ".join(sorted(self.names_display())) or "none yet"
             raise SqlError(self.stmt.pos(table), f"unknown source or step '{name}'",

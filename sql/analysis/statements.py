@@ -53,6 +53,7 @@ class StatementAnalyzer(AnalyzerBase):
         twin.steps = list(self.steps)
         twin.names = dict(self.names)
         twin.broken = set(self.broken)
+        twin.unresolved = self.unresolved
         twin.settings = dict(self.settings)
         twin.errors = list(self.errors)
         twin.explained = list(self.explained)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from splice.compile import analyze_sources
+from sql.errors import SqlErrors
 from sql.names import MAX_NAME_BYTES
 from tests.sql.helpers import STREAMS, analyze, line_col, only_error
 
@@ -71,6 +73,24 @@ def test_a_broken_name_does_not_cascade() -> None:
     sql = STREAMS + 'WITH "_splice" AS (SELECT * FROM a);\nINSERT INTO o SELECT * FROM "_splice";'
     error = only_error(sql)
     assert "internal folder" in error.rule
+
+
+def test_a_statement_that_does_not_parse_hides_no_other_error() -> None:
+    """Its name, in this file or another, is not reported again where it is
+    read; every other statement is analyzed and its errors reported, in the
+    order of the files and lines. A statement whose name its tokens do not
+    show (a misspelt CREATE) makes every unknown name one it may have
+    declared."""
+    second = "INSERT INTO o SELECT STREAM p.x FROM p;\nINSERT INTO o2 SELECT STREAM a.nope FROM a;"
+    with pytest.raises(SqlErrors) as raised:
+        analyze_sources([("1.sql", STREAMS + "CREATE STREAM p (x INT,,);"),
+                         ("2.sql", second)], "t")
+    assert [(str(e.position), e.rule.split(" '")[0]) for e in raised.value.errors] == [
+        ("1.sql:3:24", "syntax error: expected a column name and type in the column list of "
+                       "CREATE STREAM p"), ("2.sql:2:30", "unknown column")]
+    with pytest.raises(SqlErrors) as raised:
+        analyze_sources([("1.sql", STREAMS + "CRETE STREAM p (x INT);\n" + second)], "t")
+    assert [e.position.line for e in raised.value.errors] == [3, 5]
 
 
 def test_derived_step_name_over_the_segment_limit() -> None:

@@ -13,7 +13,7 @@ from sqlglot import exp
 from sql import nodes
 from sql.dialect import Splice
 from sql.errors import Position, SqlErrors
-from sql.script import ParsedStatement, node_position, parse_script
+from sql.script import ParsedStatement, node_position, parse_partial, parse_script
 from tests.sql.dialect_helpers import (
     CASES,
     errors_of,
@@ -171,6 +171,31 @@ def test_every_bad_statement_is_reported() -> None:
         "SELECT 1;\nCREATE STREAM a (id INT);\nINSERT INTO b SELEC * FROM a;\nDROP a;"
     )
     assert [(line, col) for line, col, _ in errors] == [(1, 1), (3, 15), (4, 1)]
+
+
+@pytest.mark.parametrize(("bad", "names", "unnamed"), [
+    ("CREATE STREAM p (id INT,, x STRING)", {"p"}, False),
+    ('CREATE OR REPLACE TABLE "Q r" (id INT,) WITH (key=\'id\')', {"q r"}, False),
+    ("INSERT INTO o SELEC * FROM a", {"o"}, False),
+    ("EXPLAIN CREATE STREAM s AS SELEC * FROM a", {"s"}, False),
+    ("WITH w AS (SELECT * FROM a", {"w"}, False),
+    ("CREATE STREAM (id INT)", set(), True),  # no name: any may be meant
+    ("CRETE STREAM s (id INT)", set(), True),  # a misspelt keyword: the same
+    ("SET 'x' =", set(), False),
+    ("SELECT 1", set(), False),
+    ("DROP TABLE t", set(), False),
+])
+def test_the_statements_that_parse_and_the_names_of_those_that_do_not(
+        bad: str, names: set[str], unnamed: bool) -> None:
+    script = parse_partial(f"CREATE STREAM a (id INT);\n{bad};\nCREATE STREAM c (id INT);", "t.sql")
+    assert [s.position.line for s in script.statements] == [1, 3]
+    assert [e.position.line for e in script.errors] == [2]
+    assert (set(script.unparsed_names), script.unnamed) == (names, unnamed)
+
+
+def test_a_file_that_does_not_tokenize_has_no_statements_and_any_name() -> None:
+    script = parse_partial("CREATE STREAM a (id INT);\nCREATE STREAM 'b (id INT);", "t.sql")
+    assert (script.statements, len(script.errors), script.unnamed) == ([], 1, True)
 
 
 # ---------------------------------------------------------------------------
