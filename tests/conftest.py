@@ -41,18 +41,6 @@ TEST_SPARK_CONF = {
     # to prove; the recompute and the choice have tests of their own
     # (tests/test_table_plan*.py, the differential and chain tests).
     "splice.tableJoin.plan": "incremental",
-    # Spark sizes a task's memory pages from the heap: 64 MB with a 4 GB
-    # driver, a zeroed long[] for every sort, aggregation and broadcast hash
-    # table of a few rows; and it writes every broadcast (each stage's task
-    # binary, 20 to 50 KB) into 4 MB chunks. In the chain test's pipeline
-    # those arrays filled the old generation every few seconds: 37 full
-    # collections in three minutes, 19 s of pauses. Pages of 1 MB and
-    # broadcast blocks of 256 KB hold the same rows (a larger record gets a
-    # page its size); with the sessions' young generation below, GC pauses
-    # fell from 31 to 8 s and JVM CPU by about a tenth (docs/DECISIONS.md,
-    # "Testing").
-    "spark.buffer.pageSize": "1m",
-    "spark.broadcast.blockSize": "256k",
 }
 
 # Every JVM the suite starts runs the JIT's first tier alone (C1), with a
@@ -94,22 +82,13 @@ def suite_conf(java_options: str = "") -> dict[str, str]:
             "spark.driver.extraJavaOptions": f"{TEST_JAVA_OPTIONS} {java_options}".strip()}
 
 
-# The suite's own sessions (4 GB of heap, one per worker, alive for the
-# whole run) keep a young generation of 1 GB: most of what a micro-batch
-# allocates (plans, task binaries, snapshots) dies within seconds, and a
-# young generation that grew with the heap from its small start collected
-# so often that those objects were promoted and left to full collections.
-SESSION_JAVA_OPTIONS = "-Xmn1g"
-
-
 def suite_settings(java_options: str = "", conf: dict[str, str] | None = None) -> Any:
-    """The settings of the suite's own sessions (:func:`suite_conf` with
-    ``SESSION_JAVA_OPTIONS``), ``conf`` over them: the ``spark`` fixture's,
-    and the benchmarks' that measure where the suite spends its time."""
+    """The settings of the suite's own sessions (:func:`suite_conf`),
+    ``conf`` over them: the ``spark`` fixture's, and the benchmarks' that
+    measure where the suite spends its time."""
     from engine.settings import SpliceSettings
 
-    options = f"{SESSION_JAVA_OPTIONS} {java_options}".strip()
-    return SpliceSettings.from_env(conf={**suite_conf(options), **(conf or {})})
+    return SpliceSettings.from_env(conf={**suite_conf(java_options), **(conf or {})})
 
 
 @contextlib.contextmanager
