@@ -54,7 +54,7 @@ def analyze_sources(sources: list[tuple[str, str]], name: str) -> Pipeline:
     statement declares is not reported again)."""
     analyzer = Analyzer(name)
     scripts = [(file, text, parse_partial(text, file)) for file, text in sources]
-    for script in (s for _, _, s in scripts):
+    for _, _, script in scripts:
         analyzer.broken |= script.unparsed_names
         analyzer.unresolved = analyzer.unresolved or script.unnamed
     for file, text, script in scripts:
