@@ -245,12 +245,16 @@ def test_records_deleted_while_serve_reads_the_topic_are_written_down(
         # The micro-batch writes the gap's dead letter before its rows, and
         # stopping serve interrupts a micro-batch in flight (a later run
         # replays it): wait for its rows, not for the dead letter.
-        deadline = time.monotonic() + 120
+        # 300 s: a whole-suite run beside `splice test` once took more
+        # than 120 s to get there on two cores.
+        deadline = time.monotonic() + 300
         while 5 not in _offsets(spark, io) and time.monotonic() < deadline:
             time.sleep(1)
     finally:
         stop.set()
         worker.join(120)
     assert not worker.is_alive(), "serve did not stop"
+    assert 5 in _offsets(spark, io), ("the micro-batch after the deletion wrote no rows in "
+                                      f"300 s: {[s.line() for s in served[0]] if served else []}")
     assert _dead(spark, io) == [("orders", None, SKIPPED, orders, 0, 3)]
     assert _offsets(spark, io) == [0, 1, 2, 5]
