@@ -254,7 +254,8 @@ def test_records_deleted_while_serve_reads_the_topic_are_written_down(
         stop.set()
         worker.join(120)
     assert not worker.is_alive(), "serve did not stop"
-    assert 5 in _offsets(spark, io), ("the micro-batch after the deletion wrote no rows in "
-                                      f"300 s: {[s.line() for s in served[0]] if served else []}")
+    offsets = _offsets(spark, io)
+    assert 5 in offsets, ("the micro-batch after the deletion wrote no rows in 300 s: "
+                          f"{[s.line() for s in served[0]] if served else []}")
     assert _dead(spark, io) == [("orders", None, SKIPPED, orders, 0, 3)]
-    assert _offsets(spark, io) == [0, 1, 2, 5]
+    assert offsets == [0, 1, 2, 5]
