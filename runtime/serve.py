@@ -13,7 +13,8 @@ reading a table that does not exist yet cannot start). It holds the
 pipeline's lock throughout, so ``splice run`` and Dagster wait for it. A
 query that fails is reported (its root cause, as ``splice run`` reports
 it) and restarted after a back-off that doubles up to a limit; the others
-go on. ``stop`` (set by SIGTERM or Ctrl-C in the CLI) stops every query.
+go on. ``stop`` (set by SIGTERM or Ctrl-C in the CLI) stops every query,
+each once its micro-batch in flight, if any, has finished.
 """
 
 from __future__ import annotations
@@ -113,6 +114,9 @@ class ServeOptions:
     backoff_s: float = 2.0
     max_backoff_s: float = 60.0
     poll_s: float = 0.5
+    # How long a stop waits for a query's micro-batch in flight before it
+    # interrupts it (Spark's stop() has no drain of its own).
+    drain_s: float = 30.0
 
 
 def serve(pipeline: Pipeline, io: StepIO, stop: threading.Event,
@@ -141,7 +145,7 @@ def serve(pipeline: Pipeline, io: StepIO, stop: threading.Event,
             _watch(served, stop, trigger, options, on_report)
         finally:
             for step in served:
-                _stop(step)
+                _stop(step, options.drain_s)
     return served
 
 
@@ -157,12 +161,31 @@ def _start(step: ServedStep, trigger: dict[str, Any]) -> None:
                               trigger)
 
 
-def _stop(step: ServedStep) -> None:
+def _stop(step: ServedStep, drain_s: float) -> None:
     if step.query is not None:
+        drain(step.query, drain_s)
         step.absorb()
         step.query.stop()
         step.progress.finish(step.query)
         step.query = None
+
+
+def drain(query: StreamingQuery, within_s: float, poll_s: float = 0.05) -> bool:
+    """Wait, up to ``within_s``, until ``query`` is between micro-batches;
+    whether it is (or has ended).
+
+    Spark's ``stop()`` interrupts a micro-batch in flight: nothing is lost
+    or written twice (the next run replays it; engine/marks.py), but the
+    work is done again and a cut Delta write leaves files for VACUUM.
+    Stopping between batches spares that. A trigger that starts between
+    this look and the stop is interrupted all the same: the interval
+    between triggers makes that rare, not impossible."""
+    deadline = time.monotonic() + within_s
+    while query.isActive and query.status["isTriggerActive"]:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(poll_s)
+    return True
 
 
 def _watch(served: list[ServedStep], stop: threading.Event, trigger: dict[str, Any],

@@ -10,12 +10,13 @@ import threading
 import time
 
 import pytest
+from pyspark.sql import functions as F
 
 from engine.faults import ENV as KILL_AT
 from engine.faults import KillPoint
 from resources.warehouse import WarehouseResource
 from runtime.runner import run_pipeline
-from runtime.serve import ServeOptions, serve
+from runtime.serve import ServeOptions, drain, serve
 from tests.conftest import ROOT, child_env
 from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
 
@@ -193,3 +194,26 @@ def test_a_failed_query_is_reported_and_restarted(spark, tmp_path) -> None:
     assert served["ordersStream"].failures >= 2
     assert "ordersStream" in served["ordersStream"].last_error
     assert served["customersTable"].failures == 0
+
+
+def test_a_stop_finishes_the_micro_batch_in_flight_first(spark, tmp_path) -> None:
+    """serve stops each query once its micro-batch in flight has finished
+    (``drain``; Spark's ``stop()`` alone cuts it, and the next run does it
+    again). A batch of four rows that take 1.5 s each, caught running: its
+    rows are written and its progress reported after the stop."""
+    source, out = str(tmp_path / "source"), str(tmp_path / "out")
+    spark.range(4).write.format("delta").save(source)
+    slow = F.udf(lambda v: time.sleep(1.5) or v, "bigint")
+    query = (spark.readStream.format("delta").load(source).select(slow("id").alias("id"))
+             .writeStream.format("delta").option("checkpointLocation", str(tmp_path / "cp"))
+             .trigger(processingTime="0.25 seconds").start(out))
+    try:
+        deadline = time.monotonic() + 60
+        while not (query.status["isTriggerActive"] and query.status["isDataAvailable"]):
+            assert time.monotonic() < deadline and query.lastProgress is None, query.status
+            time.sleep(0.05)
+        assert drain(query, 60)
+    finally:
+        query.stop()
+    assert sorted(r.id for r in spark.read.format("delta").load(out).collect()) == [0, 1, 2, 3]
+    assert (query.lastProgress["batchId"], query.lastProgress["numInputRows"]) == (0, 4)
