@@ -209,8 +209,8 @@ def test_a_stop_finishes_the_micro_batch_in_flight_first(spark, tmp_path) -> Non
              .trigger(processingTime="0.25 seconds").start(out))
     try:
         deadline = time.monotonic() + 60
-        while not (query.status["isTriggerActive"] and query.status["isDataAvailable"]):
-            assert time.monotonic() < deadline and query.lastProgress is None, query.status
+        while not ((status := query.status)["isTriggerActive"] and status["isDataAvailable"]):
+            assert time.monotonic() < deadline and query.lastProgress is None, status
             time.sleep(0.05)
         assert drain(query, 60)
     finally:
