@@ -114,8 +114,8 @@ class ServeOptions:
     backoff_s: float = 2.0
     max_backoff_s: float = 60.0
     poll_s: float = 0.5
-    # How long a stop waits for a query's micro-batch in flight before it
-    # interrupts it (Spark's stop() has no drain of its own).
+    # How long a stop waits, for all the queries together, for micro-batches
+    # in flight before it interrupts them (Spark's stop() has no drain).
     drain_s: float = 30.0
 
 
@@ -144,8 +144,7 @@ def serve(pipeline: Pipeline, io: StepIO, stop: threading.Event,
                 on_started()
             _watch(served, stop, trigger, options, on_report)
         finally:
-            for step in served:
-                _stop(step, options.drain_s)
+            _stop(served, options.drain_s)
     return served
 
 
@@ -161,31 +160,44 @@ def _start(step: ServedStep, trigger: dict[str, Any]) -> None:
                               trigger)
 
 
-def _stop(step: ServedStep, drain_s: float) -> None:
-    if step.query is not None:
-        drain(step.query, drain_s)
+def _stop(served: list[ServedStep], drain_s: float) -> None:
+    live = [(step, step.query) for step in served if step.query is not None]
+    stop_between_batches([query for _, query in live], drain_s)
+    for step, query in live:
         step.absorb()
-        step.query.stop()
-        step.progress.finish(step.query)
+        step.progress.finish(query)
         step.query = None
 
 
-def drain(query: StreamingQuery, within_s: float, poll_s: float = 0.05) -> bool:
-    """Wait, up to ``within_s``, until ``query`` is between micro-batches;
-    whether it is (or has ended).
+def stop_between_batches(queries: list[StreamingQuery], within_s: float,
+                         poll_s: float = 0.05) -> list[StreamingQuery]:
+    """Stop every query in ``queries``, each as soon as it is between
+    micro-batches, all within one ``within_s``; the queries still inside a
+    micro-batch at the deadline, stopped all the same (cut).
 
     Spark's ``stop()`` interrupts a micro-batch in flight: nothing is lost
     or written twice (the next run replays it; engine/marks.py), but the
     work is done again and a cut Delta write leaves files for VACUUM.
     Stopping between batches spares that. A trigger that starts between
-    this look and the stop is interrupted all the same: the interval
-    between triggers makes that rare, not impossible."""
+    the look and the stop is interrupted all the same: the interval
+    between triggers makes that rare, not impossible. One deadline for
+    all, so a pipeline of many steps stops within ``within_s``, not that
+    many times over."""
     deadline = time.monotonic() + within_s
-    while query.isActive and query.status["isTriggerActive"]:
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(poll_s)
-    return True
+    waiting, cut = list(queries), []
+    while waiting:
+        late = time.monotonic() >= deadline
+        for query in list(waiting):
+            busy = query.isActive and query.status["isTriggerActive"]
+            if busy and not late:
+                continue
+            if busy:
+                cut.append(query)
+            query.stop()
+            waiting.remove(query)
+        if waiting:
+            time.sleep(poll_s)
+    return cut
 
 
 def _watch(served: list[ServedStep], stop: threading.Event, trigger: dict[str, Any],

@@ -11,12 +11,13 @@ import time
 
 import pytest
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
 
 from engine.faults import ENV as KILL_AT
 from engine.faults import KillPoint
 from resources.warehouse import WarehouseResource
 from runtime.runner import run_pipeline
-from runtime.serve import ServeOptions, drain, serve
+from runtime.serve import ServeOptions, serve, stop_between_batches
 from tests.conftest import ROOT, child_env
 from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
 
@@ -196,24 +197,50 @@ def test_a_failed_query_is_reported_and_restarted(spark, tmp_path) -> None:
     assert served["customersTable"].failures == 0
 
 
-def test_a_stop_finishes_the_micro_batch_in_flight_first(spark, tmp_path) -> None:
+def test_a_stop_finishes_the_micro_batches_in_flight_first(spark, tmp_path) -> None:
     """serve stops each query once its micro-batch in flight has finished
-    (``drain``; Spark's ``stop()`` alone cuts it, and the next run does it
-    again). A batch of four rows that take 1.5 s each, caught running: its
-    rows are written and its progress reported after the stop."""
-    source, out = str(tmp_path / "source"), str(tmp_path / "out")
+    (``stop_between_batches``; Spark's ``stop()`` alone cuts it, and the
+    next run does it again), all queries within one deadline. A batch of
+    four rows that take 1.5 s each, caught running beside an idle query:
+    the idle query stops at once, the busy one's rows are written and its
+    progress reported after the stop. A second such batch given 0.5 s is
+    cut and named."""
+    source = str(tmp_path / "source")
     spark.range(4).write.format("delta").save(source)
     slow = F.udf(lambda v: time.sleep(1.5) or v, "bigint")
-    query = (spark.readStream.format("delta").load(source).select(slow("id").alias("id"))
-             .writeStream.format("delta").option("checkpointLocation", str(tmp_path / "cp"))
-             .trigger(processingTime="0.25 seconds").start(out))
-    try:
+
+    def started(name: str, frame) -> StreamingQuery:
+        return (frame.writeStream.format("delta")
+                .option("checkpointLocation", str(tmp_path / f"cp_{name}"))
+                .trigger(processingTime="0.25 seconds").start(str(tmp_path / name)))
+
+    def caught_running(query: StreamingQuery) -> None:
         deadline = time.monotonic() + 60
         while not ((status := query.status)["isTriggerActive"] and status["isDataAvailable"]):
             assert time.monotonic() < deadline and query.lastProgress is None, status
             time.sleep(0.05)
-        assert drain(query, 60)
+
+    idle = started("idle", spark.readStream.format("delta").load(source))
+    busy = started("busy", spark.readStream.format("delta").load(source)
+                   .select(slow("id").alias("id")))
+    try:
+        while idle.lastProgress is None:
+            time.sleep(0.05)
+        caught_running(busy)
+        assert stop_between_batches([busy, idle], 60) == []
+        assert not idle.isActive and not busy.isActive
     finally:
-        query.stop()
-    assert sorted(r.id for r in spark.read.format("delta").load(out).collect()) == [0, 1, 2, 3]
-    assert (query.lastProgress["batchId"], query.lastProgress["numInputRows"]) == (0, 4)
+        busy.stop()
+        idle.stop()
+    assert sorted(r.id for r in spark.read.format("delta").load(str(tmp_path / "busy"))
+                  .collect()) == [0, 1, 2, 3]
+    assert (busy.lastProgress["batchId"], busy.lastProgress["numInputRows"]) == (0, 4)
+
+    cut = started("cut", spark.readStream.format("delta").load(source)
+                  .select(slow("id").alias("id")))
+    try:
+        caught_running(cut)
+        assert stop_between_batches([cut], 0.5) == [cut]
+    finally:
+        cut.stop()
+    assert not cut.isActive and cut.lastProgress is None
