@@ -221,8 +221,13 @@ def write_hand_written(out: DataFrame, root: Path, began: float) -> tuple[float,
     return seconds, out.sparkSession.read.format("delta").load(str(root / "out")).count()
 
 
-def arguments(description: str, rows_help: str) -> argparse.Namespace:
+def arguments(description: str, rows_help: str,
+              variants: str | None = None) -> argparse.Namespace:
+    """``--rows`` and ``--rounds``; ``--variants`` (comma-separated, all of
+    ``variants`` by default) for a benchmark that has them."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--rows", type=int, default=1_000_000, help=rows_help)
     parser.add_argument("--rounds", type=int, default=2, help="runs of each, alternating")
+    if variants is not None:
+        parser.add_argument("--variants", default=variants, help="which to run, comma-separated")
     return parser.parse_args()
