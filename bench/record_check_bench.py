@@ -1,0 +1,63 @@
+"""What Splice's check of each JSON record costs, piece by piece, against
+the typed ``from_json`` a hand-written job decodes with (issue 15 item 8:
+the check is what keeps a single pass over Kafka topics from the goal).
+
+A million JSON objects like the Kafka benchmark's orders, cached; each
+piece of the check (operators/json_source.py, the same pieces the Kafka
+source's ``decode`` uses) is computed alone over all of them and summed
+into a hash, so nothing is pruned away. The first round warms the JVM.
+
+    .venv/bin/python bench/record_check_bench.py [--rows 1000000] [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import time
+
+from common import arguments, session
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from operators.json_source import convert_text, one_object
+
+COLUMNS = (("id", "bigint"), ("customer", "bigint"), ("amount", "double"), ("ts", "timestamp"))
+
+
+def pieces(value: Column) -> dict[str, Column]:
+    """Each piece of the check, and the hand-written job's decode."""
+    is_object, whole = one_object(value)
+    as_text = ", ".join(f"{c} string" for c, _ in COLUMNS) + ", __corrupt string"
+    text = F.from_json(value, as_text, {"mode": "PERMISSIVE",
+                                        "columnNameOfCorruptRecord": "__corrupt"})
+    converted = F.struct(*[convert_text(text.getField(c), t).alias(c) for c, t in COLUMNS])
+    return {
+        "nothing (a hash of 1)": F.lit(1),
+        "valid UTF-8": F.is_valid_utf8(value),
+        "one strict object (variant)": is_object,
+        "whole (two element counts)": whole,
+        "text parse": text,
+        "text parse and conversion": converted,
+        "all of Splice's check": F.struct(F.is_valid_utf8(value), is_object, whole, converted),
+        "hand-written: typed from_json": F.from_json(
+            value, ", ".join(f"{c} {t}" for c, t in COLUMNS)),
+    }
+
+
+def main() -> None:
+    args = arguments(__doc__.splitlines()[0], "records")
+    spark = session()
+    start_ms = 1_704_067_200_000  # 2024-01-01T00:00:00Z
+    records = spark.range(args.rows, numPartitions=2).select(F.to_json(F.struct(
+        "id", (F.col("id") % 10_000).alias("customer"), (F.col("id") % 997 + 0.5).alias("amount"),
+        F.date_format(F.timestamp_millis(F.col("id") + start_ms),
+                      "yyyy-MM-dd'T'HH:mm:ss.SSSXXX").alias("ts"))).alias("value")).cache()
+    print(f"{records.count():,} records cached", flush=True)
+    for n in range(args.rounds):
+        for name, piece in pieces(F.col("value")).items():
+            began = time.monotonic()
+            records.select(F.hash(piece).cast("long").alias("h")).agg(F.sum("h")).collect()
+            print(f"round {n}: {name:32s} {time.monotonic() - began:5.2f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
