@@ -58,6 +58,7 @@ class ServedStep:
     restart_at: float = 0.0
     started: bool = False
     last_seen: str = ""  # the timestamp of the last progress report counted
+    cut: bool = False  # stopped inside a micro-batch, which the next run does again
 
     @property
     def step_id(self) -> str:
@@ -95,6 +96,8 @@ class ServedStep:
             text += f", watermark {self.watermark}"
         if self.failures:
             text += f", {self.failures} failures (last: {self.last_error})"
+        if self.cut:
+            text += ", stopped inside a micro-batch (the next run or serve does it again)"
         return text
 
 
@@ -144,7 +147,7 @@ def serve(pipeline: Pipeline, io: StepIO, stop: threading.Event,
                 on_started()
             _watch(served, stop, trigger, options, on_report)
         finally:
-            _stop(served, options.drain_s)
+            stop_served(served, options.drain_s)
     return served
 
 
@@ -160,10 +163,13 @@ def _start(step: ServedStep, trigger: dict[str, Any]) -> None:
                               trigger)
 
 
-def _stop(served: list[ServedStep], drain_s: float) -> None:
+def stop_served(served: list[ServedStep], drain_s: float) -> None:
+    """Stop the served steps' queries between micro-batches, within
+    ``drain_s`` for all of them; a step cut inside one says so."""
     live = [(step, step.query) for step in served if step.query is not None]
-    stop_between_batches([query for _, query in live], drain_s)
+    cut = stop_between_batches([query for _, query in live], drain_s)
     for step, query in live:
+        step.cut = any(query is c for c in cut)
         step.absorb()
         step.progress.finish(query)
         step.query = None

@@ -16,8 +16,9 @@ from pyspark.sql.streaming import StreamingQuery
 from engine.faults import ENV as KILL_AT
 from engine.faults import KillPoint
 from resources.warehouse import WarehouseResource
+from runtime.planner import planned
 from runtime.runner import run_pipeline
-from runtime.serve import ServeOptions, serve, stop_between_batches
+from runtime.serve import ServedStep, ServeOptions, serve, stop_between_batches, stop_served
 from tests.conftest import ROOT, child_env
 from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
 
@@ -204,7 +205,7 @@ def test_a_stop_finishes_the_micro_batches_in_flight_first(spark, tmp_path) -> N
     four rows that take 1.5 s each, caught running beside an idle query:
     the idle query stops at once, the busy one's rows are written and its
     progress reported after the stop. A second such batch given 0.5 s is
-    cut and named."""
+    cut, and its served step's line says so."""
     source = str(tmp_path / "source")
     spark.range(4).write.format("delta").save(source)
     slow = F.udf(lambda v: time.sleep(1.5) or v, "bigint")
@@ -238,9 +239,15 @@ def test_a_stop_finishes_the_micro_batches_in_flight_first(spark, tmp_path) -> N
 
     cut = started("cut", spark.readStream.format("delta").load(source)
                   .select(slow("id").alias("id")))
+    io = make_io(spark, WarehouseResource(root=str(tmp_path / "wh")), LENSES_LEFT, name="cut")
+    plan = planned(io.pipeline)
+    step = ServedStep(node=plan.node(plan.steps[0].id), io=io, query=cut, started=True)
     try:
         caught_running(cut)
-        assert stop_between_batches([cut], 0.5) == [cut]
+        stop_served([step], 0.5)
     finally:
         cut.stop()
     assert not cut.isActive and cut.lastProgress is None
+    assert step.query is None and step.cut
+    assert step.line().endswith(
+        "stopped inside a micro-batch (the next run or serve does it again)")
