@@ -169,7 +169,7 @@ def stop_served(served: list[ServedStep], drain_s: float) -> None:
     live = [(step, step.query) for step in served if step.query is not None]
     cut = stop_between_batches([query for _, query in live], drain_s)
     for step, query in live:
-        step.cut = any(query is c for c in cut)
+        step.cut = query in cut  # a query equals only itself
         step.absorb()
         step.progress.finish(query)
         step.query = None

@@ -225,7 +225,9 @@ def test_a_stop_finishes_the_micro_batches_in_flight_first(spark, tmp_path) -> N
     busy = started("busy", spark.readStream.format("delta").load(source)
                    .select(slow("id").alias("id")))
     try:
+        deadline = time.monotonic() + 60
         while idle.lastProgress is None:
+            assert time.monotonic() < deadline and idle.isActive, idle.status
             time.sleep(0.05)
         caught_running(busy)
         assert stop_between_batches([busy, idle], 60) == []
