@@ -37,6 +37,7 @@ from splice.compile import compile_text
 from splice.kafka_broker import start_broker, stop_broker
 
 KAFKA = "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0"
+PARTITIONS = 2  # each topic's
 SQL = """
 CREATE STREAM orders (id BIGINT, customer BIGINT, amount DOUBLE, ts TIMESTAMP)
   WITH (format='kafka', topic='orders', key='id', timestamp='ts');
@@ -52,7 +53,7 @@ START = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 def fill_topics(bootstrap: str, rows: int) -> None:
     """``rows`` orders a millisecond apart and one payment each, 0-49 s later."""
     for topic in ("orders", "payments"):
-        create_topic(bootstrap, topic, partitions=2)
+        create_topic(bootstrap, topic, partitions=PARTITIONS)
     base = START.timestamp()
 
     def iso(ms: int) -> str:

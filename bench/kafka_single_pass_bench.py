@@ -43,8 +43,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from common import arguments
+from kafka_interval_bench import PARTITIONS, filled_topics, hand_run
 from kafka_interval_bench import SQL as KAFKA_SQL
-from kafka_interval_bench import filled_topics, hand_run
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -57,7 +57,6 @@ from sql.plan import SourceStep
 
 WINDOW = "o.id = p.order_id AND p.ts BETWEEN o.ts - INTERVAL 1 MINUTE AND o.ts + INTERVAL 1 MINUTE"
 DEAD = "struct<topic:string,partition:int,offset:bigint,raw:string,reason:string>"
-PARTITIONS = 2  # each topic's, as kafka_interval_bench.fill_topics makes them
 TOPICS = (("orders", "id BIGINT, customer BIGINT, amount DOUBLE, ts TIMESTAMP", "o", "id"),
           ("payments", "order_id BIGINT, paid DOUBLE, ts TIMESTAMP", "p", "order_id"))
 
@@ -204,9 +203,13 @@ def run_variant(spark: SparkSession, bootstrap: str, root: Path, variant: str
                    .option("checkpointLocation", str(root / "cp-dead"))
                    .trigger(availableNow=True).start(dead))
     seconds = time.monotonic() - began
-    keeps_dead = variant.startswith("dead") or variant.endswith("-observed")
-    dead_rows = spark.read.format("delta").load(dead).count() if keeps_dead else 0
+    dead_rows = spark.read.format("delta").load(dead).count() if keeps_dead(variant) else 0
     return seconds, spark.read.format("delta").load(out).count(), dead_rows
+
+
+def keeps_dead(variant: str) -> bool:
+    """Whether ``variant`` writes the dead letters (the others drop them)."""
+    return variant.startswith("dead") or variant.endswith("-observed")
 
 
 VARIANTS = ("good-only-per-reference", "good-only", "dead-in-query", "dead-query",
@@ -232,8 +235,7 @@ def main() -> None:
             for name, run in runs.items():
                 seconds, rows, dead = run(work / f"{name}-{n}")
                 assert rows == args.rows, f"{name}: {rows} rows"
-                keeps = name.startswith("dead") or name.endswith("-observed")
-                assert dead in (0, 2) and (dead == 2) == keeps, f"{name}: {dead}"
+                assert dead in (0, 2) and (dead == 2) == keeps_dead(name), f"{name}: {dead}"
                 hand = hand or seconds
                 print(f"round {n}: {name:24s} {seconds:6.1f} s  hand-written/this "
                       f"{hand / seconds:5.2f}  ({rows:,} rows, {dead} dead letters)", flush=True)
