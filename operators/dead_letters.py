@@ -8,7 +8,7 @@ the table: the record's own text when it is valid UTF-8
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Observation, Row
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
@@ -74,26 +74,51 @@ def write_checked(step: SourceStep, checked: DataFrame, order: list[str],
     records' ``columns`` appended to the source's table in the order they
     arrived (``order``), then the bad ones, their raw ``value`` and reason,
     to the dead letter; each append marked with the micro-batch, so that a
-    replay writes neither twice. ``checked`` is read up to three times: the
-    caller caches it.
+    replay writes neither twice.
+
+    The good records are written in one pass over ``checked``, which
+    observes, as it goes, how many records are bad and the first and last
+    of them in ``order``; the dead letters are then read again from that
+    range alone, and not at all when there is none. A Kafka source's
+    ``checked`` is not cached (caching every record of the micro-batch to
+    read a few bad ones again cost more than the decode itself), so its
+    second pass reads the range's records again and checks only those (the
+    range's filter sits below the decode). A replay whose rows were written
+    before has observed nothing: it reads the whole micro-batch for its dead
+    letters, unless those were written too.
 
     ``one_file``: the good records in one file, sorted (a step that reads
     the table one file per micro-batch then sees them in arrival order);
-    otherwise a file per partition of ``checked``, each sorted, written by
-    the partitions side by side (a Kafka source whose partitions are the
-    topic's: a key's records are in one of them)."""
-    counts = checked.agg(F.count_if(F.col("__reason") == "").alias("good"),
-                         F.count_if(F.col("__reason") != "").alias("bad")).first()
-    if counts["good"]:
-        good = checked.where(F.col("__reason") == "")
-        if one_file:
-            good = good.repartition(1)
-        good = good.sortWithinPartitions(*order).select(*columns)
-        append(good, path, txn, batch_id)
+    otherwise a file per partition of ``checked``, each already in order (a
+    Kafka source: one task reads one topic partition's records in offset
+    order, and nothing reshuffles them; a key's records are in one of them)."""
+    reason = F.col("__reason")
+    place = F.struct(*order)
+    observation = Observation()
+    observed = checked.observe(
+        observation, F.count_if(reason != "").alias("bad"),
+        F.min(F.when(reason != "", place)).alias("first"),
+        F.max(F.when(reason != "", place)).alias("last"))
+    good = observed.where(reason == "")
+    if one_file:
+        good = good.repartition(1).sortWithinPartitions(*order)
+    wrote = append(good.select(*columns), path, txn, batch_id)
     reached(KillPoint.SOURCE_INGESTED, step.id)
-    if counts["bad"]:
-        record, encoding = raw_record(value)
-        bad = checked.where(F.col("__reason") != "").repartition(1).sortWithinPartitions(*order)
-        append_dead_letters(dead_letters(step, bad, F.col("__reason"), batch_id, record=record,
-                                         encoding=encoding, extra=extra),
-                            dead_path, txn, batch_id)
+    bad = checked
+    if wrote:
+        seen = observation.get
+        if not seen["bad"]:
+            return
+        bad = checked.where(place.between(_literal(checked, order, seen["first"]),
+                                          _literal(checked, order, seen["last"])))
+    record, encoding = raw_record(value)
+    bad = bad.where(reason != "").repartition(1).sortWithinPartitions(*order)
+    append_dead_letters(dead_letters(step, bad, reason, batch_id, record=record,
+                                     encoding=encoding, extra=extra),
+                        dead_path, txn, batch_id)
+
+
+def _literal(rows: DataFrame, order: list[str], values: Row) -> Column:
+    """``values`` (a row of the ``order`` columns) as a struct of their types."""
+    types = {f.name: f.dataType for f in rows.schema.fields}
+    return F.struct(*[F.lit(v).cast(types[n]).alias(n) for n, v in zip(order, values, strict=True)])

@@ -149,6 +149,36 @@ def test_bad_records_go_to_dead_letter_with_topic_partition_offset(
     assert {r["record"] for r in dead.collect() if r["offset"] == 1} == {'{"id": 2, "item": '}
 
 
+def test_dead_letters_read_again_from_their_range_hold_the_bad_records_alone(
+        spark, warehouse, kafka) -> None:
+    """The micro-batch is written in one pass that observes where its bad
+    records lie (the first and last by partition and offset) and only that
+    range is read again for the dead letters: bad records in two partitions
+    with good ones around and between them give every good row once in the
+    output and the bad ones alone in the dead letter."""
+    orders = topic("range", 3, kafka)
+    io = kafka_io(spark, warehouse, orders_sql(orders), "range", kafka)
+    good = {p: [{"id": 10 * p + o, "item": f"i{p}{o}", "ts": ts(10 * p + o)} for o in range(5)]
+            for p in range(3)}
+    bad = {(0, 2): '{"id": 2, "item": "x", "ts": "' + ts(2) + '"} extra',
+           (2, 1): '{"id": 21, "item": "y"}'}
+    records_of = {p: [Record(r, str(r["id"]), partition=p) for r in good[p]] for p in range(3)}
+    for (p, offset), value in bad.items():  # the bad record at that offset
+        records_of[p].insert(offset, Record(value, "0", partition=p))
+    batch = [r for p in range(3) for r in records_of[p]]
+    produce(kafka, orders, batch)
+    reports = {r.step_id: r for r in run_pipeline(io.pipeline, io)}
+    assert sorted(output_rows(io, "result", "id", "item")) == sorted(
+        (r["id"], r["item"]) for rows in good.values() for r in rows)
+    assert reports["orders"].dead_letters == 2
+    dead = spark.read.format("delta").load(warehouse.dead_letter_path("range", "orders"))
+    assert sorted((r["partition"], r["offset"], r["record"], r["reason"])
+                  for r in dead.collect()) == [
+        (0, 2, bad[(0, 2)], "trailing characters after the JSON object"),
+        (2, 1, bad[(2, 1)], "missing event time 'ts'"),
+    ]
+
+
 def test_columns_named_like_a_records_fields_are_the_values_own(spark, warehouse,
                                                                  kafka) -> None:
     """A value's ``key``, ``value``, ``topic``, ``partition``, ``offset`` and
