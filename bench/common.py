@@ -221,8 +221,8 @@ def write_hand_written(out: DataFrame, root: Path, began: float) -> tuple[float,
     return seconds, out.sparkSession.read.format("delta").load(str(root / "out")).count()
 
 
-def arguments(description: str, rows_help: str,
-              variants: str | None = None) -> argparse.Namespace:
+def argument_parser(description: str, rows_help: str,
+                    variants: str | None = None) -> argparse.ArgumentParser:
     """``--rows`` and ``--rounds``; ``--variants`` (comma-separated, all of
     ``variants`` by default) for a benchmark that has them."""
     parser = argparse.ArgumentParser(description=description)
@@ -230,4 +230,10 @@ def arguments(description: str, rows_help: str,
     parser.add_argument("--rounds", type=int, default=2, help="runs of each, alternating")
     if variants is not None:
         parser.add_argument("--variants", default=variants, help="which to run, comma-separated")
-    return parser.parse_args()
+    return parser
+
+
+def arguments(description: str, rows_help: str,
+              variants: str | None = None) -> argparse.Namespace:
+    """:func:`argument_parser`'s arguments, parsed."""
+    return argument_parser(description, rows_help, variants).parse_args()

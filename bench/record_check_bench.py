@@ -19,10 +19,10 @@ import time
 
 from common import arguments, session
 from kafka_interval_bench import SQL as KAFKA_SQL
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from operators.json_source import convert_text, one_object
+from operators.json_source import convert_text, verdict_in_expressions, verdict_in_jar
 from operators.kafka_source import decode
 from splice.compile import compile_text
 from sql.plan import SourceStep
@@ -30,9 +30,9 @@ from sql.plan import SourceStep
 COLUMNS = (("id", "bigint"), ("customer", "bigint"), ("amount", "double"), ("ts", "timestamp"))
 
 
-def pieces(value: Column) -> dict[str, Column]:
+def pieces(spark: SparkSession, value: Column) -> dict[str, Column]:
     """Each piece of the check, and the hand-written job's decode."""
-    is_object, whole = one_object(value)
+    is_object = F.schema_of_variant(F.try_parse_json(value)).startswith("OBJECT")
     as_text = ", ".join(f"{c} string" for c, _ in COLUMNS) + ", __corrupt string"
     text = F.from_json(value, as_text, {"mode": "PERMISSIVE",
                                         "columnNameOfCorruptRecord": "__corrupt"})
@@ -41,7 +41,8 @@ def pieces(value: Column) -> dict[str, Column]:
         "nothing (a hash of 1)": F.lit(1),
         "valid UTF-8": F.is_valid_utf8(value),
         "one strict object (variant)": is_object,
-        "whole (two element counts)": whole,
+        "strict and whole, Spark's expressions": verdict_in_expressions(value),
+        "strict and whole, Splice's jar": verdict_in_jar(value, spark),
         "text parse": text,
         "text parse and conversion": converted,
         "hand-written: typed from_json": F.from_json(
@@ -69,7 +70,7 @@ def main() -> None:
     decoded = decode(orders, as_kafka)
     whole_decode = F.struct(*[F.col(f"`{c}`") for c in decoded.columns])
     for n in range(args.rounds):
-        for name, piece in pieces(F.col("value")).items():
+        for name, piece in pieces(spark, F.col("value")).items():
             _timed(n, name, records.select(piece.alias("x")))
         _timed(n, "all of the Kafka source's decode", decoded.select(whole_decode.alias("x")))
 

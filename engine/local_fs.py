@@ -1,4 +1,7 @@
-"""Hadoop's local file system without a child process per file.
+"""Splice's own jar (``engine/java``): Hadoop's local file system without a
+child process per file, and the check of a JSON record in one parse
+(``splice.json.RecordCheck``, used by operators/json_source.py in sessions
+whose tasks load the jar: :func:`engine.session.loads_splice_jar`).
 
 PySpark ships no Hadoop native library, so Hadoop's local file system runs
 ``chmod`` as a child process for every file and directory it creates, and
@@ -44,6 +47,12 @@ IMPLEMENTATIONS = {
     "spark.hadoop.fs.file.impl": "splice.hadoop.ForklessLocalFileSystem",
     "spark.hadoop.fs.AbstractFileSystem.file.impl": "splice.hadoop.ForklessLocalFs",
 }
+
+
+# PySpark's jars the sources use: Hadoop's file systems; for the record
+# check, Jackson, Spark's variant builder and Spark's Java UDF interface.
+COMPILED_AGAINST = ("hadoop-client-api-*.jar", "jackson-core-*.jar", "spark-variant_*.jar",
+                    "spark-sql-api_*.jar")
 
 
 def _sources() -> list[Path]:
@@ -103,13 +112,15 @@ def build(force: bool = False) -> str:
         raise BuildError("javac (a Java 17 JDK) is not on the PATH")
     import pyspark
 
-    hadoop = glob.glob(os.path.join(os.path.dirname(pyspark.__file__), "jars",
-                                    "hadoop-client-api-*.jar"))
-    if not hadoop:
-        raise BuildError("PySpark's jars hold no hadoop-client-api jar")
+    found = {name: glob.glob(os.path.join(os.path.dirname(pyspark.__file__), "jars", name))
+             for name in COMPILED_AGAINST}
+    missing = [name for name, paths in found.items() if not paths]
+    if missing:
+        raise BuildError(f"PySpark's jars hold none of {', '.join(missing)}")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with tempfile.TemporaryDirectory() as classes:
-        done = subprocess.run([javac, "--release", "17", "-nowarn", "-cp", hadoop[0], "-d",
+        class_path = os.pathsep.join(paths[0] for paths in found.values())
+        done = subprocess.run([javac, "--release", "17", "-nowarn", "-cp", class_path, "-d",
                                classes, *map(str, _sources())], capture_output=True, text=True)
         if done.returncode != 0:
             raise BuildError(f"javac failed: {done.stderr.strip()}")

@@ -124,6 +124,19 @@ def is_connect(spark: Any) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
+def loads_splice_jar(spark: Any) -> bool:
+    """Whether the tasks of ``spark`` load Splice's jar (engine/local_fs.py):
+    a classic session of a local master started with the jar on its
+    driver's classpath, the driver being the executor. A cluster's
+    executors and a Spark Connect server's session are not known to."""
+    if is_connect(spark):
+        return False
+    jar = local_fs.built_jar()
+    context = spark.sparkContext
+    return (jar is not None and context.master.startswith("local")
+            and jar in context.getConf().get(local_fs.CLASS_PATH, "").split(os.pathsep))
+
+
 def check_master(master: str) -> None:
     """A standalone master (``spark://host:port[,host:port]``) that accepts
     no connection is one message before the JVM starts: Spark itself would

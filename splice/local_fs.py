@@ -1,4 +1,5 @@
-"""Builds the jar of the forkless local file system (engine/local_fs.py):
+"""Builds Splice's jar (engine/local_fs.py: the forkless local file system
+and the JSON record check):
 ``python -m splice.local_fs [--force]``, which ``scripts/setup.sh`` runs
 before it writes the class-data archive (the jar is on the classpath the
 archive records)."""
@@ -15,11 +16,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         path = build(force="--force" in args)
     except BuildError as err:
-        # Not fatal: sessions keep Hadoop's own local file system, only slower.
-        print(f"local file system jar: not built ({err}); sessions keep Hadoop's own",
-              file=sys.stderr)
+        # Not fatal: sessions keep Hadoop's own local file system and check
+        # records with Spark's expressions, only slower.
+        print(f"Splice's jar: not built ({err}); sessions keep Hadoop's own local file "
+              "system and check JSON records with Spark's expressions", file=sys.stderr)
         return 0
-    print(f"local file system jar: {path}")
+    print(f"Splice's jar: {path}")
     return 0
 
 
