@@ -184,34 +184,54 @@ def parse_lines(step: SourceStep, lines: DataFrame) -> DataFrame:
     """Every line with its typed columns and ``__reason``: empty for a good
     record, NULL for a blank line (skipped), else why it goes to the dead
     letter."""
-    as_text = StructType([StructField(c.name, StringType()) for c in step.declared]
-                         + [StructField("__corrupt", StringType())])
     value = F.col("value")
-    json = F.from_json(value, as_text, {"mode": "PERMISSIVE",
-                                        "columnNameOfCorruptRecord": "__corrupt"})
     keep = ["value", "__size", *ARRIVAL_ORDER]
-    checked = lines.select(*keep, _incomplete().alias("__incomplete")).select(
-        *keep, "__incomplete", json.alias("j"),
-        object_verdict(value, lines.sparkSession).alias("__verdict"))
-    reasons: list[Column] = []
-    typed: list[Column] = []
-    for c in step.declared:
-        text = F.col("j").getField(c.name)
-        converted = convert_text(text, c.type)
-        typed.append(converted.alias(c.name))
-        reasons.append(F.when(text.isNotNull() & converted.isNull(), F.concat(
-            F.lit(f"column '{c.name}': '"), text, F.lit(f"' is not {c.type.upper()}"))))
-        if c.name == step.timestamp_column:
-            reasons.append(F.when(text.isNull(), F.lit(f"missing event time '{c.name}'")))
-    broken = F.col("j").isNull() | F.col("j.__corrupt").isNotNull()
+    checked = converted_once(step, lines.select(*keep, _incomplete().alias("__incomplete")).select(
+        *keep, "__incomplete", text_fields(step, value).alias("j"),
+        object_verdict(value, lines.sparkSession).alias("__verdict")), "j")
+    typed = [F.col(f"__t{i}").alias(c.name) for i, c in enumerate(step.declared)]
     reason = (F.when(F.trim(value) == "", F.lit(None).cast("string"))
               .when(F.col("__incomplete"), F.lit(INCOMPLETE))
-              .when(~F.is_valid_utf8(value), F.lit(NOT_UTF8))
-              .when(F.col("__verdict") == NOT_AN_OBJECT, F.lit(NOT_OBJECT))
-              .when(F.col("__verdict") == TRAILS, F.lit(TRAILING))
-              .when(broken, F.lit(NOT_OBJECT))
-              .otherwise(F.concat_ws("; ", *reasons)))
+              .otherwise(value_reason(step, value, "j")))
     return checked.select(*keep, *typed, reason.alias("__reason"))
+
+
+def text_fields(step: SourceStep, value: Column) -> Column:
+    """``value`` parsed as a JSON object of the declared columns, each as
+    its text (``__corrupt``: the value when it does not parse)."""
+    as_text = StructType([StructField(c.name, StringType()) for c in step.declared]
+                         + [StructField("__corrupt", StringType())])
+    return F.from_json(value, as_text, {"mode": "PERMISSIVE",
+                                        "columnNameOfCorruptRecord": "__corrupt"})
+
+
+def converted_once(step: SourceStep, parsed: DataFrame, text: str) -> DataFrame:
+    """``parsed`` with each declared column converted from its text (a field
+    of the struct column ``text``) as ``__t<i>``, once: the columns and
+    :func:`value_reason` both read them (a conversion inside a reason is
+    evaluated only when the reasons are, so Spark would not share it)."""
+    return parsed.select("*", *[
+        convert_text(F.col(text).getField(c.name), c.type).alias(f"__t{i}")
+        for i, c in enumerate(step.declared)])
+
+
+def value_reason(step: SourceStep, value: Column, text: str) -> Column:
+    """Why a record's ``value`` (parsed as text into the struct column
+    ``text``, its verdict in ``__verdict``, its columns converted by
+    :func:`converted_once`) goes to the dead letter; empty for a good one."""
+    reasons: list[Column] = []
+    for i, c in enumerate(step.declared):
+        field = F.col(text).getField(c.name)
+        reasons.append(F.when(field.isNotNull() & F.col(f"__t{i}").isNull(), F.concat(
+            F.lit(f"column '{c.name}': '"), field, F.lit(f"' is not {c.type.upper()}"))))
+        if c.name == step.timestamp_column:
+            reasons.append(F.when(field.isNull(), F.lit(f"missing event time '{c.name}'")))
+    broken = F.col(text).isNull() | F.col(text).getField("__corrupt").isNotNull()
+    return (F.when(~F.is_valid_utf8(value), F.lit(NOT_UTF8))
+            .when(F.col("__verdict") == NOT_AN_OBJECT, F.lit(NOT_OBJECT))
+            .when(F.col("__verdict") == TRAILS, F.lit(TRAILING))
+            .when(broken, F.lit(NOT_OBJECT))
+            .otherwise(F.concat_ws("; ", *reasons)))
 
 
 def convert_text(text: Column, typ: str) -> Column:

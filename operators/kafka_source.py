@@ -31,7 +31,7 @@ import time
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import StructType
 
 from engine.errors import Cause, root_cause
 from engine.io import (
@@ -51,15 +51,7 @@ from engine.session import is_connect
 from engine.settings import ENV, lost_records_policy
 from engine.stream_start import delta_stream
 from operators.dead_letters import write_checked
-from operators.json_source import (
-    NOT_AN_OBJECT,
-    NOT_OBJECT,
-    NOT_UTF8,
-    TRAILING,
-    TRAILS,
-    convert_text,
-    object_verdict,
-)
+from operators.json_source import converted_once, object_verdict, text_fields, value_reason
 from operators.kafka_gaps import record_lost, refuse_created_again
 from operators.kafka_loss import lost_records
 from operators.nodes import SourceNode
@@ -271,25 +263,15 @@ def decode(step: SourceStep, batch: DataFrame) -> DataFrame:
         F.col("offset").alias("__offset"), F.col("timestamp").alias(RECORD_TIMESTAMP))
     key = F.col("__k")
     keys = step.relation.key_columns
-    as_text = StructType([StructField(c.name, StringType()) for c in step.declared]
-                         + [StructField("__corrupt", StringType())])
     value = F.col(RECORD_VALUE)
     tombstone = value.isNull()
-    json = F.from_json(value, as_text, {"mode": "PERMISSIVE",
-                                        "columnNameOfCorruptRecord": "__corrupt"})
     typed: dict[str, Column] = {}
-    reasons: list[Column] = []
     for i, c in enumerate(step.declared):
-        text = F.col("__j").getField(c.name)
         converted = F.col(f"__t{i}")
-        reasons.append(F.when(text.isNotNull() & converted.isNull(), F.concat(
-            F.lit(f"column '{c.name}': '"), text, F.lit(f"' is not {c.type.upper()}"))))
         if c.name in keys:  # a key column the value lacks comes from the key
             from_key = key if len(keys) == 1 else key.getField(c.name)
             converted = F.coalesce(converted, from_key)
         typed[c.name] = converted
-        if c.name == step.timestamp_column:
-            reasons.append(F.when(text.isNull(), F.lit(f"missing event time '{c.name}'")))
     if not keys:
         record_key = key
     elif len(keys) == 1:
@@ -303,28 +285,17 @@ def decode(step: SourceStep, batch: DataFrame) -> DataFrame:
                         F.concat(F.lit("key '"), F.col(RECORD_KEY), F.lit(
                             f"' is not {step.relation.key_type.upper()} (key format "
                             f"{key_format.upper()})")))
-    broken = F.col("__j").isNull() | F.col("__j.__corrupt").isNotNull()
-    value_reason = (F.when(~F.is_valid_utf8(value), F.lit(NOT_UTF8))
-                    .when(F.col("__verdict") == NOT_AN_OBJECT, F.lit(NOT_OBJECT))
-                    .when(F.col("__verdict") == TRAILS, F.lit(TRAILING))
-                    .when(broken, F.lit(NOT_OBJECT))
-                    .otherwise(F.concat_ws("; ", *reasons)))
     keep = [RECORD_VALUE, RECORD_TOPIC, RECORD_KEY, *ORDER, RECORD_TIMESTAMP]
     # A tombstone's columns are NULL but its key's, which the key fills.
     columns = [F.when(tombstone, typed[c.name] if c.name in keys else F.lit(None))
                .otherwise(typed[c.name]).cast(c.type).alias(c.name) for c in step.declared]
-    verdict = object_verdict(value, batch.sparkSession)
-    parsed = records.select(*keep, json.alias("__j"), verdict.alias("__verdict"))
-    # Each column converted once, the key decoded once, before the columns
-    # and the reasons below both read them (a conversion in a reason is
-    # evaluated only when the reasons are, so Spark would not share it).
-    parsed = parsed.select(
-        "*", _decoded_key(step, F.col(RECORD_KEY)).alias("__k"),
-        *[convert_text(F.col("__j").getField(c.name), c.type).alias(f"__t{i}")
-          for i, c in enumerate(step.declared)])
-    rows = parsed.select(
+    parsed = records.select(*keep, text_fields(step, value).alias("__j"),
+                            object_verdict(value, batch.sparkSession).alias("__verdict"),
+                            _decoded_key(step, F.col(RECORD_KEY)).alias("__k"))
+    rows = converted_once(step, parsed, "__j").select(
         *keep, record_key.alias(KEY), *columns,
-        F.when(~tombstone, F.nullif(value_reason, F.lit(""))).alias("__value_reason"),
+        F.when(~tombstone, F.nullif(value_reason(step, value, "__j"), F.lit("")))
+        .alias("__value_reason"),
         key_reason.alias("__key_reason"))
     if step.timestamp_column is None:
         rowtime = F.col(RECORD_TIMESTAMP)
