@@ -165,20 +165,21 @@ def main() -> None:
         counts: dict[str, int] = {}
         floors: list[float] = []
 
+        def run(n: int, floor: bool) -> float:
+            kind = "floor" if floor else "splice"
+            with unchecked() if floor else nullcontext():
+                seconds, sources, counts[kind] = splice_run(
+                    spark, bootstrap, work / f"{kind}{n}", f"{kind}{n}")
+            print(f"round {n}: {kind:6s} {seconds:6.1f} s  {counts[kind] / seconds:10,.0f} "
+                  f"rows/s ({counts[kind]:,} rows; sources {sources:.1f} s, then the join)",
+                  flush=True)
+            return seconds
+
         def splice(n: int) -> float:
-            for floor in ((False, True) if args.floor else (False,)):
-                with unchecked() if floor else nullcontext():
-                    seconds, sources, counts["splice"] = splice_run(
-                        spark, bootstrap, work / f"wh{n}{'f' * floor}", f"{n}{'f' * floor}")
-                what = "floor " if floor else "splice"
-                print(f"round {n}: {what} {seconds:6.1f} s  "
-                      f"{counts['splice'] / seconds:10,.0f} rows/s ({counts['splice']:,} rows; "
-                      f"sources {sources:.1f} s, then the join)", flush=True)
-                if floor:
-                    floors.append(seconds)
-                else:
-                    checked = seconds
-            return checked
+            seconds = run(n, floor=False)
+            if args.floor:
+                floors.append(run(n, floor=True))
+            return seconds
 
         def hand(n: int) -> float:
             seconds, counts["hand"] = hand_run(spark, bootstrap, work / f"hand{n}")
@@ -187,7 +188,7 @@ def main() -> None:
             return seconds
 
         times = alternate(args.rounds, splice, hand)
-        assert counts["splice"] == counts["hand"] == args.rows, f"rows differ: {counts}"
+        assert set(counts.values()) == {args.rows}, f"rows differ: {counts}"
         print(f"best: splice {args.rows / times.best_splice:,.0f} rows/s, hand-written "
               f"{args.rows / times.best_other:,.0f} rows/s, ratio {times.ratio_of_rates():.3f}; "
               f"median ratio {times.median_ratio_of_rates():.3f} (goal: at least 0.95)")
