@@ -188,21 +188,29 @@ def stop_between_batches(queries: list[StreamingQuery], within_s: float,
     the look and the stop is interrupted all the same: the interval
     between triggers makes that rare, not impossible. One deadline for
     all, so a pipeline of many steps stops within ``within_s``, not that
-    many times over."""
+    many times over. A query whose look or stop raises (a Spark Connect
+    server gone) does not keep the others running: they are stopped, then
+    the first such error is raised."""
     deadline = time.monotonic() + within_s
     waiting, cut = list(queries), []
+    failure: Exception | None = None
     while waiting:
         late = time.monotonic() >= deadline
         for query in list(waiting):
-            busy = query.isActive and query.status["isTriggerActive"]
-            if busy and not late:
-                continue
-            if busy:
-                cut.append(query)
-            query.stop()
+            try:
+                busy = query.isActive and query.status["isTriggerActive"]
+                if busy and not late:
+                    continue
+                if busy:
+                    cut.append(query)
+                query.stop()
+            except Exception as err:  # raised once the others are stopped
+                failure = failure or err
             waiting.remove(query)
         if waiting:
             time.sleep(poll_s)
+    if failure is not None:
+        raise failure
     return cut
 
 

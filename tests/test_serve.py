@@ -253,3 +253,24 @@ def test_a_stop_finishes_the_micro_batches_in_flight_first(spark, tmp_path) -> N
     assert step.query is None and step.cut
     assert step.line().endswith(
         "stopped inside a micro-batch (the next run or serve does it again)")
+
+
+class _Query:
+    """A stand-in for a streaming query, between micro-batches: the branch
+    where a query's stop raises (a Spark Connect server gone) is reached by
+    no real query here, so this one raises on demand."""
+
+    def __init__(self, fails: bool) -> None:
+        self.fails, self.isActive, self.status = fails, True, {"isTriggerActive": False}
+
+    def stop(self) -> None:
+        if self.fails:
+            raise ConnectionError("the server is gone")
+        self.isActive = False
+
+
+def test_a_query_whose_stop_raises_does_not_keep_the_others_running() -> None:
+    gone, first, last = _Query(fails=True), _Query(fails=False), _Query(fails=False)
+    with pytest.raises(ConnectionError, match="the server is gone"):
+        stop_between_batches([first, gone, last], 5)
+    assert (first.isActive, last.isActive) == (False, False)
