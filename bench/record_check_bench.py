@@ -22,21 +22,24 @@ from kafka_interval_bench import SQL as KAFKA_SQL
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from operators.json_source import convert_text, verdict_in_expressions, verdict_in_jar
+from operators.json_source import (
+    convert_text,
+    text_fields,
+    verdict_in_expressions,
+    verdict_in_jar,
+)
 from operators.kafka_source import decode
 from splice.compile import compile_text
 from sql.plan import SourceStep
 
-COLUMNS = (("id", "bigint"), ("customer", "bigint"), ("amount", "double"), ("ts", "timestamp"))
 
-
-def pieces(spark: SparkSession, value: Column) -> dict[str, Column]:
-    """Each piece of the check, and the hand-written job's decode."""
+def pieces(spark: SparkSession, orders: SourceStep, value: Column) -> dict[str, Column]:
+    """Each piece of the check of ``orders``' records, and the hand-written
+    job's decode."""
     is_object = F.schema_of_variant(F.try_parse_json(value)).startswith("OBJECT")
-    as_text = ", ".join(f"{c} string" for c, _ in COLUMNS) + ", __corrupt string"
-    text = F.from_json(value, as_text, {"mode": "PERMISSIVE",
-                                        "columnNameOfCorruptRecord": "__corrupt"})
-    converted = F.struct(*[convert_text(text.getField(c), t).alias(c) for c, t in COLUMNS])
+    text = text_fields(orders, value)
+    converted = F.struct(*[convert_text(text.getField(c.name), c.type).alias(c.name)
+                           for c in orders.declared])
     return {
         "nothing (a hash of 1)": F.lit(1),
         "valid UTF-8": F.is_valid_utf8(value),
@@ -46,7 +49,7 @@ def pieces(spark: SparkSession, value: Column) -> dict[str, Column]:
         "text parse": text,
         "text parse and conversion": converted,
         "hand-written: typed from_json": F.from_json(
-            value, ", ".join(f"{c} {t}" for c, t in COLUMNS)),
+            value, ", ".join(f"`{c.name}` {c.type}" for c in orders.declared)),
     }
 
 
@@ -70,7 +73,7 @@ def main() -> None:
     decoded = decode(orders, as_kafka)
     whole_decode = F.struct(*[F.col(f"`{c}`") for c in decoded.columns])
     for n in range(args.rounds):
-        for name, piece in pieces(spark, F.col("value")).items():
+        for name, piece in pieces(spark, orders, F.col("value")).items():
             _timed(n, name, records.select(piece.alias("x")))
         _timed(n, "all of the Kafka source's decode", decoded.select(whole_decode.alias("x")))
 
