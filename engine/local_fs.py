@@ -28,6 +28,7 @@ written with, and a JVM whose classpath differs starts without it, silently.
 
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import os
@@ -65,9 +66,12 @@ def wanted() -> bool:
     return os.environ.get(ENV, "").strip().lower() != "off"
 
 
+@functools.cache
 def jar_path() -> str:
     """Where this checkout's jar is (or would be): keyed by PySpark's
-    version (its Hadoop) and the sources."""
+    version (its Hadoop) and the sources. Worked out once a process: every
+    session start and every micro-batch of a JSON or Kafka source asks
+    (engine.session.loads_splice_jar), and neither changes while it runs."""
     digest = hashlib.sha256(metadata.version("pyspark").encode())
     for source in _sources():
         digest.update(source.read_bytes())
