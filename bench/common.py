@@ -62,8 +62,13 @@ def forget_table_snapshots(spark: SparkSession) -> None:
 
 def jvm_cpu_seconds(spark: SparkSession) -> float:
     """CPU seconds the session's JVM (this process's child) has used so far,
-    user and system (Linux's /proc)."""
-    pid = spark.sparkContext._gateway.proc.pid  # type: ignore[union-attr]
+    user and system."""
+    return cpu_seconds(spark.sparkContext._gateway.proc.pid)  # type: ignore[union-attr]
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds the process ``pid`` has used so far, user and system
+    (Linux's /proc)."""
     with open(f"/proc/{pid}/stat") as fh:
         fields = fh.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -11,7 +11,11 @@ decodes the JSON, joins with the same watermarks and condition and appends
 to Delta, in one query. Each round is a first run of both (a new pipeline,
 a new checkpoint: every record read from the earliest offset); rows per
 second of the whole run are compared, best of the rounds. Splice's rounds
-print how long its source steps took before the join step started.
+print how long its source steps took before the join step started. Each
+run also prints the CPU seconds it cost: Spark's JVM (driver and tasks: a
+local session) and the broker's (serving the reads), and, for Splice, how
+much of it the source steps took. On two cores the wall time follows the
+CPU: this is where Splice's extra time goes.
 
 ``--floor`` also runs, each round, Splice's pipeline with its check of
 each record replaced by the hand-written job's typed ``from_json`` (no
@@ -30,7 +34,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
-from common import alternate, argument_parser, write_hand_written
+from common import alternate, argument_parser, cpu_seconds, jvm_cpu_seconds, write_hand_written
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -75,23 +79,44 @@ def fill_topics(bootstrap: str, rows: int) -> None:
         for i in range(rows)))
 
 
+class CpuMeter:
+    """CPU seconds used so far by Spark's JVM and by the broker started in
+    ``work`` (its pid file, splice/kafka_broker.py)."""
+
+    def __init__(self, spark: SparkSession, work: Path) -> None:
+        self.spark = spark
+        self.broker = int((work / "broker" / "broker.pid").read_text())
+
+    def read(self) -> tuple[float, float]:
+        return jvm_cpu_seconds(self.spark), cpu_seconds(self.broker)
+
+    def since(self, before: tuple[float, float]) -> str:
+        jvm, broker = (now - then for now, then in zip(self.read(), before, strict=True))
+        return f"CPU {jvm + broker:.1f} s: Spark {jvm:.1f} s, broker {broker:.1f} s"
+
+
 def splice_run(spark: SparkSession, bootstrap: str, root: Path,
-               tag: str) -> tuple[float, float, int]:
-    """(seconds in all, seconds before the join step started, output rows)."""
+               tag: str, meter: CpuMeter | None = None) -> tuple[float, float, int, str]:
+    """(seconds in all, seconds before the join step started, output rows,
+    the CPU its source steps used, when ``meter`` reads it)."""
     pipeline = compile_text(SQL.format(tag=tag), file=f"kafka_{tag}.sql", name=f"kafka_{tag}")
     io = StepIO(spark=spark, warehouse=Warehouse(root=str(root)), pipeline=pipeline,
                 kafka_bootstrap=bootstrap)
     began = time.monotonic()
     join_began: list[float] = []
+    cpu = meter.read() if meter else (0.0, 0.0)
+    sources_cpu: list[str] = []
 
     def on_step(_: int, step: object, report: object) -> None:
         if report is None and not isinstance(step, SourceStep):
             join_began.append(time.monotonic() - began)
+            sources_cpu.append(meter.since(cpu) if meter else "")
 
     run_steps(pipeline, io, on_step=on_step)
     seconds = time.monotonic() - began
     output = io.table_path(pipeline.outputs[f"paid_orders_{tag}"])
-    return seconds, join_began[0], spark.read.format("delta").load(output).count()
+    return (seconds, join_began[0], spark.read.format("delta").load(output).count(),
+            sources_cpu[0])
 
 
 def _unchecked(step: SourceStep, batch: DataFrame) -> DataFrame:
@@ -164,15 +189,17 @@ def main() -> None:
     with filled_topics("splice-kafka-bench-", args.rows) as (work, bootstrap, spark):
         counts: dict[str, int] = {}
         floors: list[float] = []
+        meter = CpuMeter(spark, work)
 
         def run(n: int, floor: bool) -> float:
             kind = "floor" if floor else "splice"
+            cpu = meter.read()
             with unchecked() if floor else nullcontext():
-                seconds, sources, counts[kind] = splice_run(
-                    spark, bootstrap, work / f"{kind}{n}", f"{kind}{n}")
+                seconds, sources, counts[kind], sources_cpu = splice_run(
+                    spark, bootstrap, work / f"{kind}{n}", f"{kind}{n}", meter)
             print(f"round {n}: {kind:6s} {seconds:6.1f} s  {counts[kind] / seconds:10,.0f} "
-                  f"rows/s ({counts[kind]:,} rows; sources {sources:.1f} s, then the join)",
-                  flush=True)
+                  f"rows/s ({counts[kind]:,} rows; {meter.since(cpu)}; sources {sources:.1f} s, "
+                  f"{sources_cpu}, then the join)", flush=True)
             return seconds
 
         def splice(n: int) -> float:
@@ -182,9 +209,10 @@ def main() -> None:
             return seconds
 
         def hand(n: int) -> float:
+            cpu = meter.read()
             seconds, counts["hand"] = hand_run(spark, bootstrap, work / f"hand{n}")
             print(f"round {n}: pyspark {seconds:6.1f} s  {counts['hand'] / seconds:10,.0f} "
-                  "rows/s", flush=True)
+                  f"rows/s ({meter.since(cpu)})", flush=True)
             return seconds
 
         times = alternate(args.rounds, splice, hand)
