@@ -163,6 +163,7 @@ def test_connect_server_gets_only_session_settings() -> None:
         "spark.cleaner.periodicGC.interval", "spark.databricks.delta.delta.log.cacheSize",
         "spark.default.parallelism", "spark.driver.extraJavaOptions", "spark.driver.memory",
         "spark.executor.extraJavaOptions", "spark.executor.memory",
+        "spark.python.sql.dataFrameDebugging.enabled",
         "spark.sql.catalog.spark_catalog", "spark.sql.codegen.cache.maxEntries",
         "spark.sql.extensions", "spark.ui.enabled", "spark.ui.showConsoleProgress"}
     assert not set(skipped) & set(sent)
