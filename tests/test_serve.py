@@ -222,19 +222,25 @@ def test_a_stop_finishes_the_micro_batches_in_flight_first(spark, tmp_path) -> N
             time.sleep(0.05)
 
     idle = started("idle", spark.readStream.format("delta").load(source))
-    busy = started("busy", spark.readStream.format("delta").load(source)
-                   .select(slow("id").alias("id")))
+    busy = None
     try:
         deadline = time.monotonic() + 60
         while idle.lastProgress is None:
             assert time.monotonic() < deadline and idle.isActive, idle.status
             time.sleep(0.05)
+        # Started once the idle query is between micro-batches: started
+        # together, the busy batch could end before the idle query's first
+        # (a run of this test failed so, one in four alone).
+        busy = started("busy", spark.readStream.format("delta").load(source)
+                       .select(slow("id").alias("id")))
         caught_running(busy)
         assert stop_between_batches([busy, idle], 60) == []
         assert not idle.isActive and not busy.isActive
     finally:
-        busy.stop()
+        if busy is not None:
+            busy.stop()
         idle.stop()
+    assert busy is not None
     assert sorted(r.id for r in spark.read.format("delta").load(str(tmp_path / "busy"))
                   .collect()) == [0, 1, 2, 3]
     assert (busy.lastProgress["batchId"], busy.lastProgress["numInputRows"]) == (0, 4)
