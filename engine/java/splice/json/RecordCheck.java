@@ -95,13 +95,18 @@ public final class RecordCheck {
             } catch (Exception e) {
                 return NOT_OBJECT;
             }
-            try {
-                return p.nextToken() == null ? WHOLE : TRAILING;
-            } catch (Exception e) {
-                return TRAILING;
-            }
+            return end(p);
         } catch (Exception e) {  // closing the parser
             return null;
+        }
+    }
+
+    /** Whether only JSON whitespace follows the object just read. */
+    private static String end(JsonParser p) {
+        try {
+            return p.nextToken() == null ? WHOLE : TRAILING;
+        } catch (Exception e) {
+            return TRAILING;
         }
     }
 
@@ -177,11 +182,7 @@ public final class RecordCheck {
             if (value.getType() != VariantUtil.Type.OBJECT) {
                 return NOT_OBJECT;
             }
-            try {
-                return p.nextToken() == null ? WHOLE : TRAILING;
-            } catch (Exception e) {
-                return TRAILING;
-            }
+            return end(p);
         } catch (Exception e) {  // closing the parser
             return NOT_OBJECT;
         }
