@@ -82,12 +82,9 @@ public final class RecordCheck {
             return null;
         }
         try (p) {
-            JsonToken token;
             try {
-                token = p.nextToken();
-                if (token != JsonToken.START_OBJECT) {
-                    return token == null || token.isScalarValue()
-                            || token == JsonToken.START_ARRAY ? NOT_OBJECT : null;
+                if (p.nextToken() != JsonToken.START_OBJECT) {
+                    return NOT_OBJECT;  // parse_json gives no object either
                 }
                 if (!walkedObject(p)) {
                     return null;
