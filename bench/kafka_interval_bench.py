@@ -52,9 +52,9 @@ KAFKA = "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0"
 PARTITIONS = 2  # each topic's
 SQL = """
 CREATE STREAM orders (id BIGINT, customer BIGINT, amount DOUBLE, ts TIMESTAMP)
-  WITH (format='kafka', topic='orders', key='id', timestamp='ts');
+  WITH (format='kafka', topic='orders', key='id', timestamp='ts'{stored});
 CREATE STREAM payments (order_id BIGINT, paid DOUBLE, ts TIMESTAMP)
-  WITH (format='kafka', topic='payments', key='order_id', timestamp='ts');
+  WITH (format='kafka', topic='payments', key='order_id', timestamp='ts'{stored});
 INSERT INTO paid_orders_{tag}
 SELECT o.id, o.customer, o.amount, p.paid
 FROM orders o JOIN payments p WITHIN 1 MINUTE ON o.id = p.order_id;
@@ -95,11 +95,14 @@ class CpuMeter:
         return f"CPU {jvm + broker:.1f} s: Spark {jvm:.1f} s, broker {broker:.1f} s"
 
 
-def splice_run(spark: SparkSession, bootstrap: str, root: Path,
-               tag: str, meter: CpuMeter | None = None) -> tuple[float, float, int, str]:
+def splice_run(spark: SparkSession, bootstrap: str, root: Path, tag: str,
+               meter: CpuMeter | None = None, in_place: bool = False
+               ) -> tuple[float, float, int, str]:
     """(seconds in all, seconds before the join step started, output rows,
-    the CPU its source steps used, when ``meter`` reads it)."""
-    pipeline = compile_text(SQL.format(tag=tag), file=f"kafka_{tag}.sql", name=f"kafka_{tag}")
+    the CPU its source steps used, when ``meter`` reads it); ``in_place``:
+    both topics read in place by the join step (``stored='false'``)."""
+    sql = SQL.format(tag=tag, stored=", stored='false'" if in_place else "")
+    pipeline = compile_text(sql, file=f"kafka_{tag}.sql", name=f"kafka_{tag}")
     io = StepIO(spark=spark, warehouse=Warehouse(root=str(root)), pipeline=pipeline,
                 kafka_bootstrap=bootstrap)
     began = time.monotonic()
@@ -185,6 +188,9 @@ def main() -> None:
     parser = argument_parser(__doc__.splitlines()[0], "records per topic")
     parser.add_argument("--floor", action="store_true",
                         help="also time Splice with no check of each record (see above)")
+    parser.add_argument("--in-place", action="store_true",
+                        help="Splice reads both topics in place (stored='false'): no source "
+                             "tables, the join step decodes the records itself")
     args = parser.parse_args()
     with filled_topics("splice-kafka-bench-", args.rows) as (work, bootstrap, spark):
         counts: dict[str, int] = {}
@@ -196,7 +202,8 @@ def main() -> None:
             cpu = meter.read()
             with unchecked() if floor else nullcontext():
                 seconds, sources, counts[kind], sources_cpu = splice_run(
-                    spark, bootstrap, work / f"{kind}{n}", f"{kind}{n}", meter)
+                    spark, bootstrap, work / f"{kind}{n}", f"{kind}{n}", meter,
+                    in_place=args.in_place)
             print(f"round {n}: {kind:6s} {seconds:6.1f} s  {counts[kind] / seconds:10,.0f} "
                   f"rows/s ({counts[kind]:,} rows; {meter.since(cpu)}; sources {sources:.1f} s, "
                   f"{sources_cpu}, then the join)", flush=True)

@@ -85,7 +85,8 @@ def simple_decoder(once: bool) -> Decoder:
 
 def splice_decoder() -> Decoder:
     """Splice's own check of each record, as its Kafka source step runs it."""
-    pipeline = compile_text(KAFKA_SQL.format(tag="proto"), file="proto.sql", name="proto")
+    pipeline = compile_text(KAFKA_SQL.format(tag="proto", stored=""), file="proto.sql",
+                            name="proto")
     steps = {s.options["topic"]: s for s in pipeline.steps if isinstance(s, SourceStep)}
 
     def decoded(raw: DataFrame, name: str) -> DataFrame:

@@ -62,8 +62,8 @@ def main() -> None:
         F.date_format(F.timestamp_millis(F.col("id") + start_ms),
                       "yyyy-MM-dd'T'HH:mm:ss.SSSXXX").alias("ts"))).alias("value")).cache()
     print(f"{records.count():,} records cached", flush=True)
-    orders = next(s for s in compile_text(KAFKA_SQL.format(tag="check"), file="check.sql",
-                                          name="check").steps
+    sql = KAFKA_SQL.format(tag="check", stored="")
+    orders = next(s for s in compile_text(sql, file="check.sql", name="check").steps
                   if isinstance(s, SourceStep) and s.options["topic"] == "orders")
     as_kafka = records.select(
         F.col("value").cast("binary").alias("value"),

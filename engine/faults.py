@@ -40,6 +40,10 @@ class KillPoint(StrEnum):
     # broker deleted unread to its dead letter (kafka_lost_records=skip);
     # the micro-batch's rows are not written.
     LOST_RECORDED = "lost-recorded"
+    # A step that reads a Kafka source in place finished its query (its
+    # checkpoint commits are made); the dead letters of the bad records its
+    # micro-batches skipped are not written.
+    READ_IN_PLACE = "read-in-place"
     # The step's streaming query finished (its checkpoint commits are
     # made); the run's own bookkeeping (input markers, definition hash) is
     # not written.

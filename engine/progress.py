@@ -32,9 +32,15 @@ class RunProgress:
         self.query: StreamingQuery | None = None
         self.dropped: dict[int, int] = {}
         self.state: dict[int, int] = {}
+        # Each micro-batch's observed metrics (``DataFrame.observe``) by name:
+        # a Kafka source read in place locates its bad records by them.
+        self.observed: dict[int, dict[str, Any]] = {}
 
     def observe(self, reports: Iterable[Mapping[str, Any] | None]) -> None:
         for report in reports:
+            metrics = (report or {}).get("observedMetrics") or {}
+            if metrics:
+                self.observed[int(report["batchId"])] = dict(metrics)  # type: ignore[index]
             operators = (report or {}).get("stateOperators") or []
             if not operators:  # no stateful operator, or an idle report
                 continue

@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from engine.errors import Cause
 from engine.io import StepIO, delta_version
 from engine.nodes import PhysicalNode
+from sql.plan import Step
 
 
 class Sink(StrEnum):
@@ -113,6 +114,14 @@ class Executor(ABC, Generic[N]):
         when it knows more than Spark's message says (a Kafka source whose
         records the broker deleted); None keeps the root cause's."""
         return None
+
+    def settle(self, node: N, io: StepIO, reader: Step,
+               observed: dict[int, dict[str, Any]]) -> int:
+        """For a source read in place (``PhysicalNode.in_place``): write what
+        it owes for the committed micro-batches of the step ``reader`` that
+        streams it (``observed``: their observations at hand, by
+        micro-batch); how many rows. Other nodes owe nothing."""
+        return 0
 
     def skipped(self, node: N, io: StepIO) -> list[Any]:
         """What a skipped run reports: the files changed in place that its

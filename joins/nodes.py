@@ -81,6 +81,12 @@ class StreamTableLookup(JoinNode):
         outer = {JoinType.LEFT, JoinType.RIGHT}
         return "left" if self.step.join_type in outer else "inner"
 
+    def streams_in_place(self, input_id: str) -> bool:
+        """Its stream side, unless a table change matches late stream rows
+        (which it then reads from the stream side's table)."""
+        return (input_id == self.input_of(self.stream_side)
+                and self.step.late_match_retention_ms is None)
+
     def reads(self) -> Reads:
         table = self.input_of(self.table_side)
         if self.step.late_match_retention_ms is not None:  # a table change can emit
@@ -119,6 +125,10 @@ class IntervalJoin(JoinNode):
 
     kind: ClassVar[str] = "join.interval"
     strategy: ClassVar[Strategy] = Strategy.INTERVAL
+
+    def streams_in_place(self, input_id: str) -> bool:
+        """Both sides: each is streamed once, in no order."""
+        return input_id in self.step.inputs
 
     @property
     def window(self) -> Window:

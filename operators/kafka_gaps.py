@@ -88,28 +88,46 @@ def resume_offsets(spark: SparkSession, checkpoint: str, topic: str) -> dict[int
     return _start_offsets(spark, checkpoint, topic)
 
 
-def _start_offsets(spark: SparkSession, checkpoint: str, topic: str) -> dict[int, int]:
-    """The offsets the query started from (``sources/0/0``, after a NUL and
-    a version line)."""
-    return _offsets(fs.read_text(spark, f"{checkpoint}/sources/0/0").split("\n", 1)[1], topic)
+def _start_offsets(spark: SparkSession, checkpoint: str, topic: str, source: int = 0
+                   ) -> dict[int, int]:
+    """The offsets the query started from (``sources/<source>/0``, after a
+    NUL and a version line)."""
+    text = fs.read_text(spark, f"{checkpoint}/sources/{source}/0")
+    return _offsets(text.split("\n", 1)[1], topic)
 
 
-def _log_offsets(spark: SparkSession, checkpoint: str, batch_id: int, topic: str
-                 ) -> dict[int, int]:
+def _log_offsets(spark: SparkSession, checkpoint: str, batch_id: int, topic: str,
+                 source: int = 0) -> dict[int, int]:
     """The end offsets of micro-batch ``batch_id`` in Spark's offset log
-    (the query's one source)."""
-    return _offsets(source_offsets(spark, checkpoint, batch_id)[0], topic)
+    (the query's source number ``source``, by default its one source)."""
+    return _offsets(source_offsets(spark, checkpoint, batch_id)[source], topic)
 
 
-def batch_range(spark: SparkSession, checkpoint: str, topic: str, batch_id: int
-                ) -> tuple[dict[int, int], dict[int, int]]:
+def batch_range(spark: SparkSession, checkpoint: str, topic: str, batch_id: int,
+                source: int = 0) -> tuple[dict[int, int], dict[int, int]]:
     """(where micro-batch ``batch_id`` of the query of ``checkpoint`` reads
     each partition of ``topic`` from, where it stops): the previous
     micro-batch's end offsets (the first's: the query's start,
-    ``sources/0/0`` after a version line), and its own."""
-    start = (_log_offsets(spark, checkpoint, batch_id - 1, topic) if batch_id > 0
-             else _start_offsets(spark, checkpoint, topic))
-    return start, _log_offsets(spark, checkpoint, batch_id, topic)
+    ``sources/<source>/0`` after a version line), and its own. ``source``:
+    the topic's place among the query's sources (by default its one)."""
+    start = (_log_offsets(spark, checkpoint, batch_id - 1, topic, source) if batch_id > 0
+             else _start_offsets(spark, checkpoint, topic, source))
+    return start, _log_offsets(spark, checkpoint, batch_id, topic, source)
+
+
+def topic_source(spark: SparkSession, checkpoint: str, batch_id: int, topic: str) -> int | None:
+    """The place of the Kafka source that reads ``topic`` among the
+    sources of the query of ``checkpoint`` (its line of micro-batch
+    ``batch_id``'s offsets: ``{topic: {partition: offset}}``); None when no
+    source of the query reads it."""
+    for n, text in enumerate(source_offsets(spark, checkpoint, batch_id)):
+        try:
+            offsets = json.loads(text)
+        except ValueError:  # "-": a source without offsets yet
+            continue
+        if isinstance(offsets, dict) and isinstance(offsets.get(topic), dict):
+            return n
+    return None
 
 
 def lost_in_batch(start: dict[int, int], end: dict[int, int], firsts: dict[int, int],

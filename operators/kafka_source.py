@@ -177,34 +177,16 @@ class KafkaSourceExecutor(SourceExecutor):
         step, spark = node.step, io.spark
         servers = bootstrap(step, io)
         topic = step.options["topic"]
-        if "partitions" in step.options and not topic_exists(servers, topic):
-            create_topic(servers, topic, int(step.options["partitions"]),
-                         compacted=step.options.get("compacted") == "true",
-                         replication=int(step.options.get("replication", "1")))
+        prepare_topic(step, servers)
         path = io.table_path(step)
         ensure_table(spark, path, stored_schema(step))
         dead_path = dead_letter_table(io, step)
         before, dead_before = delta_version(spark, path), delta_version(spark, dead_path)
-        reader = (spark.readStream.format("kafka")
-                  .option("kafka.bootstrap.servers", servers).option("subscribe", topic)
-                  .option("startingOffsets", "earliest"))
-        for key, value in step.options.items():
-            if key.startswith("kafka."):
-                reader = reader.option(key, value)
         checkpoint = io.checkpoint(step)
         skip = lost_records_policy(io.kafka_lost_records) == "skip"
         if skip:
             refuse_created_again(spark, step, checkpoint, servers, topic)
-            reader = reader.option("failOnDataLoss", "false")
-        try:
-            stream = reader.load()
-        except Exception as err:  # the connector is not on the session's classpath
-            cause = root_cause(err)
-            raise SourceError(
-                f"source '{step.name}' cannot read Kafka: {cause.summary.rstrip('.')}; Spark's "
-                f"Kafka connector ({node.packages[0]}) must be loaded when the session starts "
-                "(splice run does it for a pipeline with a Kafka source; elsewhere add it to "
-                f"{ENV['packages']})", cause.detail) from None
+        stream = topic_stream(node, io, servers, {"failOnDataLoss": "false"} if skip else {})
         stored = [f"`{f.name}`" for f in stored_schema(step).fields]
         # A file per topic partition, side by side, unless a step downstream
         # takes the table one file per micro-batch for its arrival order (a
@@ -237,6 +219,42 @@ class KafkaSourceExecutor(SourceExecutor):
 
         return StepQuery(stream=stream, sink=Sink.CUSTOM, writer=ingest, outcome=outcome,
                          name=f"source:{step.id}")
+
+
+def prepare_topic(step: SourceStep, servers: str) -> None:
+    """Create the topic when the statement says how (ksqlDB's
+    ``partitions=``) and the broker has none of that name."""
+    topic = step.options["topic"]
+    if "partitions" in step.options and not topic_exists(servers, topic):
+        create_topic(servers, topic, int(step.options["partitions"]),
+                     compacted=step.options.get("compacted") == "true",
+                     replication=int(step.options.get("replication", "1")))
+
+
+def client_options(step: SourceStep | SinkStep) -> dict[str, str]:
+    """The statement's ``properties.*`` for Kafka's client."""
+    return {k: v for k, v in step.options.items() if k.startswith("kafka.")}
+
+
+def topic_stream(node: SourceNode, io: StepIO, servers: str,
+                 options: dict[str, str]) -> DataFrame:
+    """The topic's records as Spark's Kafka source streams them, from the
+    earliest offsets (the first run), with the statement's client options
+    and ``options``; a session without Spark's Kafka connector is refused
+    in words."""
+    step = node.step
+    reader = (io.spark.readStream.format("kafka").option("kafka.bootstrap.servers", servers)
+              .option("subscribe", step.options["topic"]).option("startingOffsets", "earliest")
+              .options(**client_options(step), **options))
+    try:
+        return reader.load()
+    except Exception as err:  # the connector is not on the session's classpath
+        cause = root_cause(err)
+        raise SourceError(
+            f"source '{step.name}' cannot read Kafka: {cause.summary.rstrip('.')}; Spark's "
+            f"Kafka connector ({node.packages[0]}) must be loaded when the session starts "
+            "(splice run does it for a pipeline with a Kafka source; elsewhere add it to "
+            f"{ENV['packages']})", cause.detail) from None
 
 
 def _decoded_key(step: SourceStep, text: Column) -> Column:

@@ -76,6 +76,20 @@ class KafkaSource(SourceNode):
         return node.model_copy(update={"props": props})
 
 
+class KafkaInPlace(KafkaSource):
+    """A Kafka stream topic read in place by the one step that reads it
+    (``stored='false'``; ``operators/kafka_in_place.py``)."""
+
+    kind: ClassVar[str] = "source.kafka.in_place"
+    in_place: ClassVar[bool] = True
+
+    def explain(self) -> ExplainNode:
+        node = super().explain()
+        return node.model_copy(update={"props": {
+            **node.props, "stored": "no: read in place by the step that reads it",
+            "bad records": "dead-letter table, written after the reading step's micro-batches"}})
+
+
 class KafkaSink(PhysicalNode):
     """An output written to a Kafka topic (``operators/kafka_sink.py``)."""
 
@@ -116,6 +130,8 @@ def plan_source(step: SourceStep, explainable: bool = False) -> SourceNode:
     no reader runs yet, a positioned error (``explainable``: a node EXPLAIN
     shows)."""
     node = SOURCE_FORMATS.get(step.format)
+    if node is KafkaSource and step.options.get("stored") == "false":
+        node = KafkaInPlace
     if node is None and explainable:
         return UnsupportedSource(step=step)
     if node is None:
@@ -131,6 +147,11 @@ class ProjectNode(PhysicalNode):
     kind: ClassVar[str] = "project"
     passes_order: ClassVar[bool] = True
     step: ProjectStep
+
+    def streams_in_place(self, input_id: str) -> bool:
+        """Its one input, row by row (the planner refuses it when a step
+        downstream depends on arrival order)."""
+        return input_id in self.step.inputs[:1]
 
     def explain(self) -> ExplainNode:
         step = self.step
@@ -169,6 +190,11 @@ class RepartitionNode(PhysicalNode):
     kind: ClassVar[str] = "repartition"
     passes_order: ClassVar[bool] = True
     step: RepartitionStep
+
+    def streams_in_place(self, input_id: str) -> bool:
+        """Its one input, row by row (the planner refuses it when a step
+        downstream depends on arrival order)."""
+        return input_id in self.step.inputs[:1]
 
     def explain(self) -> ExplainNode:
         return ExplainNode(name="Repartition", props={

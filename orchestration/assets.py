@@ -167,11 +167,11 @@ def _spec(pipeline: Pipeline, shape: AssetShape, t: SpliceTranslator) -> AssetSp
     )
 
 
-def _checks(step: Step, key: AssetKey) -> list[AssetCheckSpec]:
+def _checks(step: Step, key: AssetKey, pipeline: Pipeline) -> list[AssetCheckSpec]:
     return [*([AssetCheckSpec(FILES_UNCHANGED, asset=key, description=(
         "Every file of the source was read whole: none changed in place after it "
         "was ingested (write a file elsewhere, then rename it into the folder)."))]
-        if _is_file_source(step) else []), *check_specs(step, key)]
+        if _is_file_source(step) else []), *check_specs(step, key, pipeline)]
 
 
 def _materialized(step: Step, key: AssetKey, report: StepReport, first: list[StepReport],
@@ -225,7 +225,8 @@ def pipeline_asset(pipeline: Pipeline, translator: SpliceTranslator | None = Non
     hidden = hidden_steps(pipeline, t) if hide_internal_steps else set()
     shapes = asset_shapes(pipeline, hidden)
     keys = {shape.step.id: t.get_asset_key(shape.step, pipeline) for shape in shapes}
-    checks = {shape.step.id: _checks(shape.step, keys[shape.step.id]) for shape in shapes}
+    checks = {shape.step.id: _checks(shape.step, keys[shape.step.id], pipeline)
+              for shape in shapes}
     first = shapes[0].step
 
     @multi_asset(

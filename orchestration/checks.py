@@ -1,8 +1,9 @@
 """Asset checks from what Splice knows about a step (issue 17): Dagster's
 Checks tab shows, per run,
 
-- ``no_dead_letters`` (WARN, file and Kafka sources): records the run sent
-  to the dead-letter table, with the count;
+- ``no_dead_letters`` (WARN, file and Kafka sources; for a Kafka source
+  read in place, the step that reads it): records the run sent to the
+  dead-letter table, with the count;
 - ``no_late_records_dropped`` (WARN, stream-stream joins): records that
   arrived after their window closed and were dropped, with the count;
 - ``unique_keys`` (ERROR, table outputs): no two rows share a ``_key``;
@@ -24,7 +25,7 @@ from dagster import (
 
 from orchestration.bridge import StepReport
 from orchestration.translator import compiled_schema
-from sql.plan import JoinStep, Kind, SourceStep, Step
+from sql.plan import JoinStep, Kind, Pipeline, SourceStep, Step
 
 DEAD_LETTERS = "no_dead_letters"
 LATE_DROPPED = "no_late_records_dropped"
@@ -37,15 +38,28 @@ def _streams_joined(step: Step) -> bool:
         and step.asof is None
 
 
-def check_specs(step: Step, key: AssetKey) -> list[AssetCheckSpec]:
+def _read_in_place(step: Step, pipeline: Pipeline) -> list[str]:
+    """The sources ``step`` reads in place (``stored='false'``), whose dead
+    letters its runs write."""
+    return [i for i in step.inputs if isinstance(s := pipeline.step(i), SourceStep)
+            and s.options.get("stored") == "false"]
+
+
+def check_specs(step: Step, key: AssetKey, pipeline: Pipeline) -> list[AssetCheckSpec]:
     """The checks the step's asset runs."""
     specs = []
     if isinstance(step, SourceStep):
-        if step.format != "delta":
+        if step.format != "delta" and step.options.get("stored") != "false":
             specs.append(AssetCheckSpec(DEAD_LETTERS, asset=key, description=(
                 "The run sent no record to the dead-letter table (WARN: the run goes on; "
                 "the table says why each record was rejected).")))
         return specs
+    in_place = _read_in_place(step, pipeline)
+    if in_place:
+        specs.append(AssetCheckSpec(DEAD_LETTERS, asset=key, description=(
+            f"The run sent no record of {', '.join(in_place)} (read in place) to their "
+            "dead-letter tables (WARN: the run goes on; the tables say why each record was "
+            "rejected).")))
     specs.append(AssetCheckSpec(SCHEMA, asset=key, description=(
         "The table's columns are the ones the compiled plan says, in order, with their "
         "types (ERROR: a table changed behind Splice's back).")))

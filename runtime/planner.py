@@ -65,7 +65,45 @@ def plan(pipeline: Pipeline, explainable: bool = False) -> PhysicalPlan:
             errors.append(err)
     if errors:
         raise SqlErrors(errors)
-    return PhysicalPlan(**dict(pipeline), nodes=nodes)
+    physical = PhysicalPlan(**dict(pipeline), nodes=nodes)
+    if not explainable:
+        refused = [e for e in (_refused_in_place(physical, n) for n in nodes.values())
+                   if e is not None]
+        if refused:
+            raise SqlErrors(refused)
+    return physical
+
+
+def _refused_in_place(plan: PhysicalPlan, node: PhysicalNode) -> SqlError | None:
+    """Why a source read in place (``stored='false'``) cannot be: it needs
+    exactly one step reading it, which streams it
+    (``PhysicalNode.streams_in_place``), with no step downstream depending
+    on its arrival order, and reads no other source of the same topic in
+    place."""
+    if not node.in_place:
+        return None
+    step, nodes = node.step, plan.nodes
+    readers = [s for s in plan.steps if step.id in s.inputs]
+    where = step.where
+    fix = ("remove stored='false': the source's table is then stored once, and any step "
+           "reads it")
+    if len(readers) != 1:
+        return SqlError(where, f"source '{step.name}' is read in place (stored='false') "
+                        f"but {len(readers)} steps read it; one reads a topic in place", fix)
+    reader = nodes[readers[0].id]
+    if not reader.streams_in_place(step.id) or plan.read_in_order(step.id):
+        return SqlError(where, f"source '{step.name}' is read in place (stored='false') "
+                        f"by step '{reader.step.id}' ({reader.kind}), which cannot: only an "
+                        "interval join, a stream-table join's stream side, a projection or "
+                        "a repartition reads a topic in place, and none that feeds a step "
+                        "depending on arrival order (a table materialization)", fix)
+    topic = step.options.get("topic")
+    twins = [i for i in reader.step.inputs if i != step.id and nodes[i].in_place
+             and nodes[i].step.options.get("topic") == topic]
+    if twins:
+        return SqlError(where, f"sources '{step.name}' and '{twins[0]}' both read topic "
+                        f"'{topic}' in place for step '{reader.step.id}'; one may", fix)
+    return None
 
 
 def planned(pipeline: Pipeline) -> PhysicalPlan:

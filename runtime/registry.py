@@ -21,6 +21,7 @@ from joins.physical.lookup import LookupQuery
 from joins.physical.table_table import TableTableQuery
 from operators.aggregate import AggregateExecutor
 from operators.json_source import JsonSourceExecutor
+from operators.kafka_in_place import KafkaInPlaceExecutor
 from operators.kafka_sink import KafkaSinkExecutor
 from operators.kafka_source import KafkaSourceExecutor
 from operators.materialize import MaterializeExecutor
@@ -32,6 +33,7 @@ EXECUTORS: dict[str, Executor[Any]] = {
     "source.delta": DeltaSourceExecutor(),
     "source.json": JsonSourceExecutor(),
     "source.kafka": KafkaSourceExecutor(),
+    "source.kafka.in_place": KafkaInPlaceExecutor(),
     "sink.kafka": KafkaSinkExecutor(),
     "project": ProjectExecutor(),
     "project.table": TableProjectExecutor(),

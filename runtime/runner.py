@@ -42,7 +42,7 @@ from engine.io import (
 )
 from engine.lock import lease_seconds_from_env, pipeline_lock
 from engine.maintenance import MaintenancePolicy, after_run
-from engine.nodes import PhysicalNode
+from engine.nodes import PhysicalNode, PhysicalPlan
 from engine.progress import RunProgress, is_no_data_batch
 from engine.query import BatchTarget, Sink, StepQuery
 from engine.session import is_connect, own_session
@@ -115,7 +115,24 @@ def input_markers(node: PhysicalNode, io: StepIO) -> dict[str, str]:
     definition: a run may be skipped when none of it changed since the
     step's last run."""
     definition = hashlib.sha256(node.step.model_dump_json().encode()).hexdigest()
-    return {"definition": definition, **executor(node).markers(node, io)}
+    markers = {"definition": definition, **executor(node).markers(node, io)}
+    for source in read_in_place(node, io):  # its data, not a table it has not
+        markers.update(executor(source).markers(source, io))
+    return markers
+
+
+def read_in_place(node: PhysicalNode, io: StepIO) -> list[PhysicalNode]:
+    """The sources ``node`` reads in place (``PhysicalNode.in_place``)."""
+    plan = io.pipeline
+    assert isinstance(plan, PhysicalPlan), "a bound StepIO holds the plan"
+    return [n for n in map(plan.node, node.reads().streamed) if n.in_place]
+
+
+def settle_in_place(node: PhysicalNode, io: StepIO, observed: dict[int, dict[str, Any]]) -> int:
+    """What the sources ``node`` reads in place owe for its committed
+    micro-batches (their dead letters), written; how many."""
+    return sum(executor(source).settle(source, io, node.step, observed)
+               for source in read_in_place(node, io))
 
 
 def _markers_file(step: Step, io: StepIO) -> str:
@@ -195,15 +212,20 @@ def _run_query(node: PhysicalNode, io: StepIO, start: float) -> StepReport:
     before = delta_version(spark, path)
     # An appending step's first micro-batch creates its table with its first
     # rows (one commit instead of two); a table is created before its first
-    # MERGE, and any output a run left without a table gets an empty one.
-    if before is None and query.sink != Sink.APPEND:
+    # MERGE, and any output a run left without a table gets an empty one. A
+    # step without a query (a source read in place) has no table of its own.
+    if before is None and query.sink != Sink.APPEND and query.stream is not None:
         _create_output(step, query, path, spark)
         before = delta_version(spark, path)
     progress = RunProgress()
+    dead_letters = 0
     if query.stream is not None:
         _stream(step, io, query, path, progress)
+        if read_in_place(node, io):
+            reached(KillPoint.READ_IN_PLACE, step.id)
+            dead_letters = settle_in_place(node, io, progress.observed)
     after = delta_version(spark, path)
-    if after is None:  # no micro-batch wrote, and the table is not there yet
+    if after is None and query.stream is not None:  # no micro-batch wrote, no table yet
         _create_output(step, query, path, spark)
         after = delta_version(spark, path)
     if query.outcome is not None:  # a step that reports more than its rows (a source)
@@ -218,6 +240,7 @@ def _run_query(node: PhysicalNode, io: StepIO, start: float) -> StepReport:
         time.monotonic() - start,
         schema=[(f.name, f.dataType.simpleString()) for f in schema.fields],
         late_dropped=progress.late_dropped, state_rows=progress.state_rows,
+        dead_letters=dead_letters,
         plan=next((n["plan"] for n in reversed(notes_since(spark, path, before))
                    if isinstance(n.get("plan"), dict)), None),
     )

@@ -38,7 +38,13 @@ from engine.session import own_session
 from operators.sources import SourceError
 from runtime.planner import planned
 from runtime.registry import bind, executor
-from runtime.runner import failure_cause, run_steps, start_stream
+from runtime.runner import (
+    failure_cause,
+    read_in_place,
+    run_steps,
+    settle_in_place,
+    start_stream,
+)
 from sql.plan import Pipeline
 
 
@@ -63,6 +69,12 @@ class ServedStep:
     @property
     def step_id(self) -> str:
         return self.node.step.id
+
+    @property
+    def reads_in_place(self) -> bool:
+        """Whether the step streams a source read in place, whose dead
+        letters it then settles as its micro-batches commit."""
+        return bool(read_in_place(self.node, self.io))
 
     def absorb(self) -> None:
         """Count the micro-batches the query reported since last time."""
@@ -173,6 +185,7 @@ def stop_served(served: list[ServedStep], drain_s: float) -> None:
         step.absorb()
         step.progress.finish(query)
         step.query = None
+        settle_in_place(step.node, step.io, step.progress.observed)
 
 
 def stop_between_batches(queries: list[StreamingQuery], within_s: float,
@@ -220,6 +233,9 @@ def _watch(served: list[ServedStep], stop: threading.Event, trigger: dict[str, A
     while not stop.wait(options.poll_s):
         now = time.monotonic()
         for step in served:
+            if step.query is not None and step.reads_in_place:
+                step.progress.observe([step.query.lastProgress])
+                settle_in_place(step.node, step.io, step.progress.observed)
             if step.query is not None and not step.query.isActive:
                 _failed(step, options, now)
             elif step.query is None and step.restart_at and now >= step.restart_at:

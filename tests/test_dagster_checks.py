@@ -67,4 +67,4 @@ def test_which_steps_check_late_records(join: str, expected: set[str]) -> None:
         "CREATE TABLE pt (id INT, v INT) WITH (location='pt', key='id');\n"
         f"INSERT INTO out SELECT STREAM o.id AS oid {join};\n", file="j.sql", name="j")
     step = pipeline.outputs["out"]
-    assert {s.name for s in check_specs(step, AssetKey(["j", "out"]))} == expected
+    assert {s.name for s in check_specs(step, AssetKey(["j", "out"]), pipeline)} == expected

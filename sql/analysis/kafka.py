@@ -8,7 +8,9 @@ The normalized options a Kafka ``SourceStep`` carries (``options``):
 ``topic``; ``key_format`` (``kafka``: the key's bytes as text, ``json``);
 ``bootstrap`` when the statement names brokers; ``partitions`` when the
 topic is to be created if missing (ksqlDB); ``table`` (``true``) on a table
-topic, where a null value is a tombstone; ``kafka.<name>`` for every
+topic, where a null value is a tombstone; ``stored`` (``false``) on a
+stream topic read in place by the one step that reads it, without a source
+table (operators/kafka_in_place.py); ``kafka.<name>`` for every
 ``properties.<name>`` passed on to the Kafka client.
 """
 
@@ -26,7 +28,7 @@ TOPIC = ("topic", "kafka_topic")
 BOOTSTRAP = ("properties.bootstrap.server", "properties.bootstrap.servers", "bootstrap",
              "bootstrap.servers")
 KAFKA_OPTIONS = {"connector", "topic", "kafka_topic", "value_format", "key_format",
-                 "partitions", "scan.startup.mode", *BOOTSTRAP}
+                 "partitions", "scan.startup.mode", "stored", *BOOTSTRAP}
 KEY_FORMATS = {"kafka", "json"}
 
 
@@ -79,6 +81,16 @@ def kafka_options(node: nodes.CreateSource | nodes.CreateAs, options: dict[str, 
         out["partitions"] = text
     if is_table:
         out["table"] = "true"
+    stored = options.get("stored", "true").lower()
+    if stored not in {"true", "false"}:
+        raise SqlError(pos("stored"), f"stored must be 'true' or 'false', not '{stored}'",
+                       "write stored='false' to read the topic in place, without a source "
+                       "table (the default, 'true', stores it)")
+    if stored == "false" and is_table:
+        raise SqlError(pos("stored"), "a table topic is stored: its keys' latest rows are "
+                       "its table", "remove stored='false', or declare a STREAM")
+    if stored == "false":
+        out["stored"] = "false"
     for key, value in options.items():
         if key.startswith("properties.") and key not in BOOTSTRAP:
             out["kafka." + key.removeprefix("properties.")] = value

@@ -14,7 +14,7 @@ from sql.plan import ColumnSpec, Kind, Relation, SinkStep
 
 # What a sink's WITH (...) may hold besides properties.<name>: where the
 # records go and how they are written.
-SINK_OPTIONS = (KAFKA_OPTIONS - {"scan.startup.mode"}) | {"format"}
+SINK_OPTIONS = (KAFKA_OPTIONS - {"scan.startup.mode", "stored"}) | {"format"}
 
 # A sink's own rows: the records it sent (a tombstone's value is NULL).
 SENT = (ColumnSpec(name="value", type="string"), ColumnSpec(name="batch_id", type="bigint"))
