@@ -156,7 +156,12 @@ def rebuild_targets(pipeline: Pipeline, targets: list[str]) -> list[str]:
     if unknown:
         raise KeyError(f"--rebuild names no step of pipeline '{pipeline.name}': "
                        f"{', '.join(unknown)} (its steps: {', '.join(runnable)})")
-    return downstream_closure(pipeline, [by_lower[t.lower()] for t in targets])
+    named = [by_lower[t.lower()] for t in targets]
+    # A source read in place lives in its reader's checkpoint: rebuilding the
+    # reader reads the topic afresh, so the source's dead letters go too.
+    in_place = [i for t in named for i in pipeline.step(t).inputs
+                if isinstance(s := pipeline.step(i), SourceStep) and s.in_place]
+    return downstream_closure(pipeline, [*in_place, *named])
 
 
 def drop(pipeline: Pipeline, io: StepIO, step_ids: list[str]) -> None:

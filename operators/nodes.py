@@ -130,7 +130,7 @@ def plan_source(step: SourceStep, explainable: bool = False) -> SourceNode:
     no reader runs yet, a positioned error (``explainable``: a node EXPLAIN
     shows)."""
     node = SOURCE_FORMATS.get(step.format)
-    if node is KafkaSource and step.options.get("stored") == "false":
+    if node is KafkaSource and step.in_place:
         node = KafkaInPlace
     if node is None and explainable:
         return UnsupportedSource(step=step)

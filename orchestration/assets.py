@@ -62,7 +62,8 @@ def asset_key(pipeline: Pipeline, step_id: str) -> AssetKey:
 
 
 def _is_file_source(step: Step) -> bool:
-    return isinstance(step, SourceStep) and step.format != "delta"
+    """A folder of files (JSON lines): a Kafka topic has no files to change."""
+    return isinstance(step, SourceStep) and step.format == "json"
 
 
 def files_unchanged(key: AssetKey, report: StepReport) -> AssetCheckResult:
@@ -178,10 +179,13 @@ def _materialized(step: Step, key: AssetKey, report: StepReport, first: list[Ste
                   session: Any) -> dict[str, Any]:
     """The metadata of a materialization of ``step``'s asset."""
     metadata: dict[str, Any] = dict(report.metadata())
-    metadata["path"] = MetadataValue.path(report.path)
-    metadata["dagster/uri"] = MetadataValue.path(report.path)
     metadata["dagster/table_name"] = step.output or step.id
-    metadata["dagster/row_count"] = table_rows(session, report.path)
+    if report.delta_version is not None:  # a source read in place has no table
+        metadata["path"] = MetadataValue.path(report.path)
+        metadata["dagster/uri"] = MetadataValue.path(report.path)
+        metadata["dagster/row_count"] = table_rows(session, report.path)
+    else:
+        metadata.pop("path", None)
     metadata["dagster/column_schema"] = TableSchema(columns=[
         TableColumn(name=n, type=ty) for n, ty in report.schema]) if report.schema \
         else compiled_schema(step)

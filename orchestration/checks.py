@@ -42,14 +42,14 @@ def _read_in_place(step: Step, pipeline: Pipeline) -> list[str]:
     """The sources ``step`` reads in place (``stored='false'``), whose dead
     letters its runs write."""
     return [i for i in step.inputs if isinstance(s := pipeline.step(i), SourceStep)
-            and s.options.get("stored") == "false"]
+            and s.in_place]
 
 
 def check_specs(step: Step, key: AssetKey, pipeline: Pipeline) -> list[AssetCheckSpec]:
     """The checks the step's asset runs."""
     specs = []
     if isinstance(step, SourceStep):
-        if step.format != "delta" and step.options.get("stored") != "false":
+        if step.format != "delta" and not step.in_place:
             specs.append(AssetCheckSpec(DEAD_LETTERS, asset=key, description=(
                 "The run sent no record to the dead-letter table (WARN: the run goes on; "
                 "the table says why each record was rejected).")))

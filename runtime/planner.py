@@ -67,14 +67,14 @@ def plan(pipeline: Pipeline, explainable: bool = False) -> PhysicalPlan:
         raise SqlErrors(errors)
     physical = PhysicalPlan(**dict(pipeline), nodes=nodes)
     if not explainable:
-        refused = [e for e in (_refused_in_place(physical, n) for n in nodes.values())
+        refused = [e for e in (refused_in_place(physical, n) for n in nodes.values())
                    if e is not None]
         if refused:
             raise SqlErrors(refused)
     return physical
 
 
-def _refused_in_place(plan: PhysicalPlan, node: PhysicalNode) -> SqlError | None:
+def refused_in_place(plan: PhysicalPlan, node: PhysicalNode) -> SqlError | None:
     """Why a source read in place (``stored='false'``) cannot be: it needs
     exactly one step reading it, which streams it
     (``PhysicalNode.streams_in_place``), with no step downstream depending

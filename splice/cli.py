@@ -14,6 +14,7 @@ from engine.claims import ClaimRefused
 from engine.fs import FileSystemUnavailable
 from engine.settings import SettingsError, parse_number
 from sql.errors import SqlErrors
+from sql.plan import SourceStep
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,10 +67,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warehouse", default=None,
                    help="where the cases' warehouses go: <this>/<start time>/<case> (a "
                         "folder or URI, e.g. s3a://bucket/cases; default: temp folders)")
-    p.add_argument("--sources", choices=("delta", "kafka"), default="delta",
+    p.add_argument("--sources", choices=("delta", "kafka", "kafka-in-place"), default="delta",
                    help="where the cases' sources live: Delta tables (as written), or a Kafka "
                         "topic each on SPLICE_KAFKA_BOOTSTRAP, else on scripts/kafka.sh's "
-                        "broker (started if needed), the rows produced as records")
+                        "broker (started if needed), the rows produced as records; "
+                        "kafka-in-place: every stream topic a step can read in place is read "
+                        "so (stored='false')")
 
     p = sub.add_parser("demo", help="write the demo data, run the demo pipeline, show outputs")
     p.add_argument("--warehouse", default=None,
@@ -300,6 +303,10 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
                 extra += f"; {report.plan['name']}, {report.plan['reason']}"
             if report.retried:  # Spark's machinery failed, and the step ran again
                 extra += f"; ran again {len(report.retried)}x: {report.retried[-1]}"
+            if _in_place(step):
+                print(f"{label}: read in place by the step that reads it "
+                      f"({report.seconds:.1f}s)", flush=True)
+                return
             print(f"{label}: {report.rows_written} rows written{extra} "
                   f"({report.seconds:.1f}s)", flush=True)
 
@@ -309,8 +316,9 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
     print(f"  {'step':<32} {'kind':<7} {'rows':>6} {'dead':>5} {'late':>5} {'version':>7}  path")
     for r in reports:
         version = "-" if r.delta_version is None else str(r.delta_version)
+        path = "(read in place)" if _in_place(pipeline.step(r.step_id)) else r.path
         print(f"  {r.step_id:<32} {r.kind:<7} {r.rows_written:>6} {r.dead_letters:>5} "
-              f"{r.late_dropped:>5} {version:>7}  {r.path}")
+              f"{r.late_dropped:>5} {version:>7}  {path}")
     changed = [(r.step_id, f) for r in reports for f in r.changed_files]
     if changed:
         print("\nfiles changed after they were ingested (write a file elsewhere, or under a "
@@ -341,7 +349,7 @@ def _test(args: argparse.Namespace) -> int:
         if args.warehouse else None
     settings = SpliceSettings.from_env(warehouse=root)
     bootstrap = None
-    if args.sources == "kafka":
+    if args.sources != "delta":
         from operators.nodes import KafkaSource
         from splice.kafka_demo import broker_address
 
@@ -358,20 +366,26 @@ def _test(args: argparse.Namespace) -> int:
             spark = start_session(settings)
         result = run_case(case, str(file), spark,
                           workdir=f"{root}/{case.case}" if root else None,
-                          sources=_case_sources(bootstrap))
+                          sources=_case_sources(bootstrap, args.sources == "kafka-in-place"))
         print(result.render(), flush=True)
         passed, failed = passed + result.passed, failed + (not result.passed)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
 
-def _case_sources(bootstrap: str | None) -> Any:
-    """A case's sources on Kafka topics of ``bootstrap``; None: on Delta."""
+def _in_place(step: Any) -> bool:
+    """A Kafka source read in place: no table of its own."""
+    return isinstance(step, SourceStep) and step.in_place
+
+
+def _case_sources(bootstrap: str | None, in_place: bool) -> Any:
+    """A case's sources on Kafka topics of ``bootstrap`` (``in_place``: the
+    streams a step can read in place read so); None: on Delta."""
     if bootstrap is None:
         return None
     from splice.kafka_cases import KafkaCaseSources
 
-    return KafkaCaseSources(bootstrap)
+    return KafkaCaseSources(bootstrap, in_place=in_place)
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -19,6 +19,11 @@ records, one partition each so that a topic keeps the case's order:
 
 The pipeline is otherwise the one compiled from the case's SQL: the same
 steps, joins and outputs, read by the same assertions.
+
+``--sources kafka-in-place`` declares every stream source that its one
+reading step can read in place so (``stored='false'``: no source table,
+operators/kafka_in_place.py); the others stay stored, as the planner would
+refuse them (runtime/planner.py, ``refused_in_place``).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from typing import Any
 
 from engine.kafka_topics import Record, create_topic, delete_topic, produce
 from engine.nodes import PhysicalPlan
-from runtime.planner import plan
+from runtime.planner import plan, refused_in_place
 from sql.plan import MaterializeStep, Pipeline, SourceStep
 
 
@@ -67,6 +72,8 @@ class KafkaCaseSources:
     produces a run's rows, :meth:`close` deletes the topics."""
 
     bootstrap: str
+    # Every stream source a step can read in place is read so (stored='false').
+    in_place: bool = False
     topics: dict[str, str] = field(default_factory=dict)  # source step id -> topic
     tables: set[str] = field(default_factory=set)
 
@@ -89,7 +96,22 @@ class KafkaCaseSources:
             steps.append(step)
         logical = Pipeline(name=pipeline.name, steps=tuple(steps), explain=pipeline.explain,
                            origin=pipeline.origin)
-        return plan(logical)
+        return plan(self._read_in_place(logical) if self.in_place else logical)
+
+    def _read_in_place(self, logical: Pipeline) -> Pipeline:
+        """``logical`` with ``stored='false'`` on each stream source the
+        planner lets its reader read in place."""
+        def in_place(step: Any) -> Any:
+            if not isinstance(step, SourceStep) or step.id in self.tables:
+                return step
+            return step.model_copy(update={"options": {**step.options, "stored": "false"}})
+
+        trial = plan(logical.model_copy(update={"steps": tuple(map(in_place, logical.steps))}),
+                     explainable=True)
+        allowed = {i for i, node in trial.nodes.items()
+                   if node.in_place and refused_in_place(trial, node) is None}
+        return logical.model_copy(update={"steps": tuple(
+            in_place(s) if s.id in allowed else s for s in logical.steps)})
 
     def append(self, io: Any, step: SourceStep, rows: list[dict[str, Any]]) -> None:
         produce(self.bootstrap, self.topics[step.id],

@@ -146,6 +146,13 @@ class SourceStep(StepBase):
     changelog: bool = True
     options: dict[str, str] = Field(default_factory=dict)
 
+    @property
+    def in_place(self) -> bool:
+        """A Kafka stream read in place (``stored='false'``): no table of its
+        own; the one step that reads it streams the topic and writes its dead
+        letters."""
+        return self.options.get("stored") == "false"
+
 
 class SinkStep(StepBase):
     """An output also written to a Kafka topic (its input): a stream's rows,

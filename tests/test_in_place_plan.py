@@ -72,3 +72,15 @@ def test_stored_takes_true_or_false_and_a_table_topic_is_always_stored() -> None
     plan = compile_text(ORDERS.format(more=", stored='true'") + PAYMENTS + JOIN,
                         file="p.sql", name="p")
     assert plan.node("orders").kind == "source.kafka"
+
+
+def test_rebuilding_the_step_that_reads_in_place_rebuilds_the_source_too() -> None:
+    """The source's dead letters live with its reader's checkpoint: a
+    rebuild of the reader alone would read the topic afresh and write them
+    twice, so the source is rebuilt with it."""
+    from engine.definitions import rebuild_targets
+
+    plan = compile_text(ORDERS.format(more=IN_PLACE) + PAYMENTS + JOIN, file="p.sql", name="p")
+    assert rebuild_targets(plan, ["paid"]) == ["orders", "paid"]
+    stored = compile_text(ORDERS.format(more="") + PAYMENTS + JOIN, file="p.sql", name="p")
+    assert rebuild_targets(stored, ["paid"]) == ["paid"]

@@ -49,6 +49,20 @@ def _io(spark: Any, warehouse: Any, sql: str, name: str, kafka: str) -> StepIO:
                   kafka_bootstrap=kafka)
 
 
+def _pair(spark: Any, warehouse: Any, kafka: str, name: str
+          ) -> tuple[StepIO, StepIO, tuple[str, str]]:
+    """The interval join over two new topics, stored (pipeline
+    ``<name>_s``, output ``<name>_out_s``) and read in place (``<name>``,
+    ``<name>_out``); the topics."""
+    orders, payments = _topics(kafka)
+    both = {"orders": orders, "payments": payments}
+    stored = _io(spark, warehouse, INTERVAL.format(**both, stored="", out=f"{name}_out_s"),
+                 f"{name}_s", kafka)
+    in_place = _io(spark, warehouse, INTERVAL.format(**both, stored=IN_PLACE,
+                                                     out=f"{name}_out"), name, kafka)
+    return stored, in_place, (orders, payments)
+
+
 def _round(kafka: str, orders: str, payments: str, first: int) -> None:
     """Orders ``first`` to ``first + 5``, a payment for each even one, and
     bad records on both topics, in both partitions, among the good ones."""
@@ -79,12 +93,7 @@ def _dead(spark: Any, warehouse: Any, name: str) -> list[tuple[Any, ...]]:
 
 def test_an_interval_join_read_in_place_gives_the_stored_rows_and_dead_letters(
         spark, warehouse, kafka) -> None:
-    orders, payments = _topics(kafka)
-    both = {"orders": orders, "payments": payments}
-    stored = _io(spark, warehouse, INTERVAL.format(**both, stored="", out="paid_s"),
-                 "ipstored", kafka)
-    in_place = _io(spark, warehouse, INTERVAL.format(**both, stored=IN_PLACE, out="paid_r"),
-                   "ipread", kafka)
+    stored, in_place, (orders, payments) = _pair(spark, warehouse, kafka, "ipread")
     for n, first in enumerate((0, 6)):
         _round(kafka, orders, payments, first)
         if n:  # a partition added between runs is read in place too
@@ -94,17 +103,17 @@ def test_an_interval_join_read_in_place_gives_the_stored_rows_and_dead_letters(
                                     Record("[1]", "41", partition=2)])
         run_pipeline(stored.pipeline, stored)
         reports = {r.step_id: r for r in run_pipeline(in_place.pipeline, in_place)}
-        expected = output_rows(stored, "paid_s", "id", "item", "amount")
-        assert expected and output_rows(in_place, "paid_r", "id", "item", "amount") == expected
-        dead = _dead(spark, warehouse, "ipstored")
+        expected = output_rows(stored, "ipread_out_s", "id", "item", "amount")
+        assert expected and output_rows(in_place, "ipread_out", "id", "item", "amount") == expected
+        dead = _dead(spark, warehouse, "ipread_s")
         assert len(dead) == [4, 9][n]
         assert _dead(spark, warehouse, "ipread") == dead
         # This run's dead letters are counted by the step that read them.
-        assert reports["paid_r"].dead_letters == [4, 5][n]
+        assert reports["ipread_out"].dead_letters == [4, 5][n]
         assert reports["orders"].rows_written == reports["payments"].rows_written == 0
     # Nothing new: the step is not run again, and writes nothing twice.
     reports = {r.step_id: r for r in run_pipeline(in_place.pipeline, in_place)}
-    assert reports["paid_r"].skipped
+    assert reports["ipread_out"].skipped
     assert len(_dead(spark, warehouse, "ipread")) == 9
 
 
@@ -174,3 +183,102 @@ def test_a_reading_step_killed_loses_and_duplicates_no_row_or_dead_letter(
     reference_dead = _dead(spark, reference.warehouse, "ipkill")
     assert len(reference_dead) == 8
     assert _dead(spark, warehouse, "ipkill") == reference_dead
+
+
+def test_dagster_checks_the_dead_letters_on_the_step_that_reads_in_place(
+        spark, warehouse, kafka) -> None:
+    """Materialized by Dagster: the reading step's asset carries the
+    no_dead_letters check, with this run's count; the sources' assets do
+    not (their steps write no rows)."""
+    from dagster import AssetCheckSeverity, AssetKey, materialize
+
+    from orchestration.assets import build_assets
+    from resources.spark import SparkResource
+
+    orders, payments = _topics(kafka)
+    io = _io(spark, warehouse, INTERVAL.format(orders=orders, payments=payments,
+                                               stored=IN_PLACE, out="paid"), "ipdagster", kafka)
+    assets = build_assets(io.pipeline)
+    resources = {"spark": SparkResource(kafka_bootstrap=kafka), "warehouse": warehouse}
+    for first, dead in ((0, 4), (6, 4)):
+        _round(kafka, orders, payments, first)
+        result = materialize(assets, resources=resources)
+        checks = {(e.asset_key, e.check_name): (e.passed, e.severity, e.metadata)
+                  for e in result.get_asset_check_evaluations()}
+        passed, severity, metadata = checks[(AssetKey(["ipdagster", "paid"]),
+                                             "no_dead_letters")]
+        assert (passed, severity, metadata["dead_letters"].value) == (
+            False, AssetCheckSeverity.WARN, dead)
+        assert not [k for k in checks if k[1] == "no_dead_letters" and k[0] != AssetKey(
+            ["ipdagster", "paid"])]
+        made = result.asset_materializations_for_node("ipdagster_steps")
+        source = next(m for m in made if m.asset_key == AssetKey(["ipdagster", "orders"]))
+        # No table of its own: no path, no row count; no files to check.
+        assert source.metadata["rows_written"].value == 0
+        assert "path" not in source.metadata and "dagster/row_count" not in source.metadata
+        assert not [k for k in checks if k[0] == AssetKey(["ipdagster", "orders"])]
+    assert len(_dead(spark, warehouse, "ipdagster")) == 8
+
+
+def test_serve_writes_the_dead_letters_of_a_topic_read_in_place_as_it_goes(
+        spark, warehouse, kafka) -> None:
+    """Under ``splice serve`` the reading step's query runs for good: the
+    dead letters of its micro-batches are written while it serves, not only
+    when it stops, and the rows and dead letters equal the stored run's."""
+    import threading
+    import time
+
+    from runtime.serve import ServeOptions, serve
+
+    stored, io, (orders, payments) = _pair(spark, warehouse, kafka, "ipserved")
+    _round(kafka, orders, payments, 0)
+    stop, started = threading.Event(), threading.Event()
+    worker = threading.Thread(target=lambda: serve(
+        io.pipeline, io, stop, on_started=started.set,
+        options=ServeOptions(interval_s=0.5, report_every_s=60)))
+    worker.start()
+    try:
+        assert started.wait(300), "serve did not start"
+        assert len(_dead(spark, warehouse, "ipserved")) == 4  # its catch-up run's
+        _round(kafka, orders, payments, 6)
+        deadline = time.monotonic() + 300
+        while len(_dead(spark, warehouse, "ipserved")) < 8 and time.monotonic() < deadline:
+            time.sleep(1)
+        assert len(_dead(spark, warehouse, "ipserved")) == 8, "no dead letters while serving"
+    finally:
+        stop.set()
+        worker.join(120)
+    assert not worker.is_alive(), "serve did not stop"
+    run_pipeline(stored.pipeline, stored)
+    run_pipeline(io.pipeline, io)  # what serve's last trigger left, if any
+    expected = output_rows(stored, "ipserved_out_s", "id", "item", "amount")
+    assert expected and output_rows(io, "ipserved_out", "id", "item", "amount") == expected
+    assert _dead(spark, warehouse, "ipserved") == _dead(spark, warehouse, "ipserved_s")
+
+
+def test_splice_run_says_which_sources_are_read_in_place(spark, tmp_path, kafka,
+                                                         capsys) -> None:
+    from splice.cli import main
+
+    orders, payments = _topics(kafka)
+    folder = tmp_path / "iprun"
+    folder.mkdir()
+    (folder / "iprun.sql").write_text(INTERVAL.format(orders=orders, payments=payments,
+                                                      stored=IN_PLACE, out="paid"))
+    _round(kafka, orders, payments, 0)
+    assert main(["run", str(folder), "--warehouse", str(tmp_path / "warehouse")]) == 0
+    out = capsys.readouterr().out
+    assert "source      orders: read in place by the step that reads it" in out
+    assert "join        paid: " in out and "rows written, 4 to dead letter" in out
+    summary = out[out.index("summary"):]
+    assert [line.split()[0] for line in summary.splitlines()
+            if line.endswith("(read in place)")] == ["orders", "payments"]
+    # Rebuilding the reading step reads the topics afresh: its source's dead
+    # letters are rebuilt with it, not written twice.
+    warehouse = WarehouseResource(root=str(tmp_path / "warehouse"))
+    rows = spark.read.format("delta").load(warehouse.output_path("paid")).count()
+    assert main(["run", str(folder), "--warehouse", warehouse.root, "--rebuild", "paid"]) == 0
+    assert ("rebuilding 3 step(s) from their sources: orders, payments, paid"
+            in capsys.readouterr().out)
+    assert spark.read.format("delta").load(warehouse.output_path("paid")).count() == rows
+    assert len(_dead(spark, warehouse, "iprun")) == 4
