@@ -3,7 +3,9 @@ from Kafka topics, against the same join hand-written in PySpark reading the
 same topics (issue 15).
 
 A broker the project starts (splice/kafka_broker.py) holds two topics of
-``--rows`` JSON records each (2 partitions, keyed by the order id). Splice
+``--rows`` JSON records each (2 partitions, keyed by the order id), and two
+bad orders, which Splice writes to the dead letter (checked) and the
+hand-written job's join drops. Splice
 runs its whole pipeline: the two Kafka source steps (topic to the source's
 Delta table, JSON decoded, bad records to the dead letter) and the join
 step. The hand-written job reads both topics with Spark's Kafka source,
@@ -22,7 +24,12 @@ each record replaced by the hand-written job's typed ``from_json`` (no
 check, no dead letters): not a mode of Splice, but the most that a faster
 check could win while each topic is first written to its source's table.
 
+``--in-place`` reads both topics in place (``stored='false'``): no source
+steps' tables, the join step's query decodes the records itself and the
+dead letters are written after it.
+
     .venv/bin/python bench/kafka_interval_bench.py [--rows 1000000] [--rounds 2] [--floor]
+        [--in-place]
 """
 
 from __future__ import annotations
@@ -77,6 +84,13 @@ def fill_topics(bootstrap: str, rows: int) -> None:
     produce(bootstrap, "payments", (Record(
         {"order_id": i, "paid": i % 997 + 0.5, "ts": iso(i + (i % 50) * 1000)}, key=str(i))
         for i in range(rows)))
+    # Two bad orders, which Splice sends to the dead letter (BAD_ORDERS) and
+    # the hand-written job's join drops.
+    produce(bootstrap, "orders", [Record("not json", key="x"),
+                                  Record({"customer": 1, "ts": iso(0)}, key="y")])
+
+
+BAD_ORDERS = 2
 
 
 class CpuMeter:
@@ -97,10 +111,11 @@ class CpuMeter:
 
 def splice_run(spark: SparkSession, bootstrap: str, root: Path, tag: str,
                meter: CpuMeter | None = None, in_place: bool = False
-               ) -> tuple[float, float, int, str]:
+               ) -> tuple[float, float, int, str, int]:
     """(seconds in all, seconds before the join step started, output rows,
-    the CPU its source steps used, when ``meter`` reads it); ``in_place``:
-    both topics read in place by the join step (``stored='false'``)."""
+    the CPU its source steps used, when ``meter`` reads it, dead letters);
+    ``in_place``: both topics read in place by the join step
+    (``stored='false'``)."""
     sql = SQL.format(tag=tag, stored=", stored='false'" if in_place else "")
     pipeline = compile_text(sql, file=f"kafka_{tag}.sql", name=f"kafka_{tag}")
     io = StepIO(spark=spark, warehouse=Warehouse(root=str(root)), pipeline=pipeline,
@@ -115,11 +130,11 @@ def splice_run(spark: SparkSession, bootstrap: str, root: Path, tag: str,
             join_began.append(time.monotonic() - began)
             sources_cpu.append(meter.since(cpu) if meter else "")
 
-    run_steps(pipeline, io, on_step=on_step)
+    reports = run_steps(pipeline, io, on_step=on_step)
     seconds = time.monotonic() - began
     output = io.table_path(pipeline.outputs[f"paid_orders_{tag}"])
     return (seconds, join_began[0], spark.read.format("delta").load(output).count(),
-            sources_cpu[0])
+            sources_cpu[0], sum(r.dead_letters for r in reports))
 
 
 def _unchecked(step: SourceStep, batch: DataFrame) -> DataFrame:
@@ -201,9 +216,10 @@ def main() -> None:
             kind = "floor" if floor else "splice"
             cpu = meter.read()
             with unchecked() if floor else nullcontext():
-                seconds, sources, counts[kind], sources_cpu = splice_run(
+                seconds, sources, counts[kind], sources_cpu, dead = splice_run(
                     spark, bootstrap, work / f"{kind}{n}", f"{kind}{n}", meter,
                     in_place=args.in_place)
+            assert dead == (0 if floor else BAD_ORDERS), f"{kind}: {dead} dead letters"
             print(f"round {n}: {kind:6s} {seconds:6.1f} s  {counts[kind] / seconds:10,.0f} "
                   f"rows/s ({counts[kind]:,} rows; {meter.since(cpu)}; sources {sources:.1f} s, "
                   f"{sources_cpu}, then the join)", flush=True)

@@ -44,7 +44,6 @@ from engine.settings import ENV, lost_records_policy
 from operators.dead_letters import append_dead_letters, dead_letters, raw_record
 from operators.kafka_gaps import batch_range, topic_source
 from operators.kafka_source import (
-    ORDER,
     RECORD_TOPIC,
     RECORD_VALUE,
     KafkaSourceExecutor,
@@ -171,7 +170,9 @@ def _dead_letters_of(node: SourceNode, io: StepIO, ranges: Ranges, batch_id: int
            .options(**client_options(step)).load())
     decoded = decode(step, raw)
     reason = F.col("__reason")
-    bad = decoded.where(reason != "").repartition(1).sortWithinPartitions(*ORDER)
+    # One file, without a shuffle: each Spark partition is one topic
+    # partition's range, in offset order.
+    bad = decoded.where(reason != "").coalesce(1)
     record, encoding = raw_record(F.col(RECORD_VALUE))
     return dead_letters(step, bad, reason, batch_id, record=record, encoding=encoding,
                         extra={"topic": F.col(RECORD_TOPIC), "partition": F.col("__partition"),

@@ -19,6 +19,7 @@ each once its micro-batch in flight, if any, has finished.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -185,7 +186,8 @@ def stop_served(served: list[ServedStep], drain_s: float) -> None:
         step.absorb()
         step.progress.finish(query)
         step.query = None
-        settle_in_place(step.node, step.io, step.progress.observed)
+        if step.reads_in_place:
+            _settle(step)
 
 
 def stop_between_batches(queries: list[StreamingQuery], within_s: float,
@@ -234,8 +236,7 @@ def _watch(served: list[ServedStep], stop: threading.Event, trigger: dict[str, A
         now = time.monotonic()
         for step in served:
             if step.query is not None and step.reads_in_place:
-                step.progress.observe([step.query.lastProgress])
-                settle_in_place(step.node, step.io, step.progress.observed)
+                _settle(step)
             if step.query is not None and not step.query.isActive:
                 _failed(step, options, now)
             elif step.query is None and step.restart_at and now >= step.restart_at:
@@ -249,6 +250,21 @@ def _watch(served: list[ServedStep], stop: threading.Event, trigger: dict[str, A
                 step.absorb()
             on_report([step.line() for step in served])
             next_report = now + options.report_every_s
+
+
+def _settle(step: ServedStep) -> None:
+    """Write the dead letters of the topics ``step`` reads in place for its
+    micro-batches committed since the last look. A failure (a broker away
+    for a moment) is logged and tried again at the next look (or the next
+    run, after a stop): the micro-batches stay unsettled until then."""
+    try:
+        if step.query is not None:
+            step.progress.observe([step.query.lastProgress])
+        settle_in_place(step.node, step.io, step.progress.observed)
+    except Exception as err:  # any cause: reported, tried again
+        logging.getLogger("splice.serve").warning(
+            "step '%s': dead letters of a topic read in place not written yet, tried again "
+            "at the next look: %s", step.step_id, err)
 
 
 def _failed(step: ServedStep, options: ServeOptions, now: float) -> None:
