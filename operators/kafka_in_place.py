@@ -37,12 +37,14 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from engine import fs
+from engine.errors import Cause
 from engine.io import KEY, ROWTIME, StepIO, app_id, delta_version, rows_written_since
 from engine.offset_log import logged_batches
 from engine.query import Outcome, Sink, StepQuery
 from engine.settings import ENV, lost_records_policy
 from operators.dead_letters import append_dead_letters, dead_letters, raw_record
 from operators.kafka_gaps import batch_range, topic_source
+from operators.kafka_loss import lost_records
 from operators.kafka_source import (
     RECORD_TOPIC,
     RECORD_VALUE,
@@ -82,6 +84,20 @@ class KafkaInPlaceExecutor(KafkaSourceExecutor):
         dead_letter_table(io, step)
         return StepQuery(stream=None, sink=Sink.CUSTOM, outcome=lambda: Outcome(rows=0),
                          name=f"source:{step.id}")
+
+    def failure(self, node: SourceNode, io: StepIO, cause: Cause) -> str | None:
+        """Records the broker deleted before the reading step read them, in
+        words: skipping them needs the stored source, so the way on is to
+        read the topic afresh with the reading step."""
+        step = node.step
+        try:
+            servers = bootstrap(step, io)
+        except SourceError:
+            return None
+        reader = next(s.id for s in io.pipeline.steps if step.id in s.inputs)
+        return lost_records(step.name, step.options["topic"], servers, cause, remedy=(
+            f"rebuild the step that reads the topic in place (splice run PIPELINE --rebuild "
+            f"{reader}), which reads what the topic holds now, from its first offset"))
 
     def read_stream(self, node: SourceNode, io: StepIO, options: dict[str, str]) -> DataFrame:
         step = node.step

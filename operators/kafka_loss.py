@@ -40,10 +40,12 @@ def created_again(name: str, topic: str, partition: int, end: int, at: int) -> s
             f"PIPELINE --rebuild {name} (the source and every step after it are rebuilt)")
 
 
-def lost_records(name: str, topic: str, servers: str, cause: Cause) -> str | None:
+def lost_records(name: str, topic: str, servers: str, cause: Cause,
+                 remedy: str | None = None) -> str | None:
     """The failure ``cause`` of source ``name`` reading ``topic`` from
     ``servers`` in words, when it is records the broker deleted (or a topic
-    created again); None otherwise."""
+    created again); None otherwise. ``remedy``: how to go on without them,
+    when not by skipping (a source read in place)."""
     text = f"{cause.summary}\n{cause.detail}"
     if not any(marker.lower() in text.lower() for marker in _LOST):
         return None
@@ -63,9 +65,10 @@ def lost_records(name: str, topic: str, servers: str, cause: Cause) -> str | Non
             "at the broker's next check). Splice stops rather than skip records (Spark's "
             "failOnDataLoss): keep a topic's records until Splice has read them (a longer "
             "retention.ms or retention.bytes on the topic, or more frequent runs). Records "
-            "already deleted cannot be read again: to go on without them, run with "
-            f"{ENV['kafka_lost_records']}=skip (Dagster: SparkResource's kafka_lost_records), "
-            "which writes each deleted range to the source's dead letter")
+            "already deleted cannot be read again: to go on without them, " + (remedy or (
+                f"run with {ENV['kafka_lost_records']}=skip (Dagster: SparkResource's "
+                "kafka_lost_records), which writes each deleted range to the source's dead "
+                "letter")))
 
 
 def _broker_side(topic: str, servers: str, partition: int | None) -> tuple[str, str]:

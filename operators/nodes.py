@@ -86,7 +86,8 @@ class KafkaInPlace(KafkaSource):
     def explain(self) -> ExplainNode:
         node = super().explain()
         return node.model_copy(update={"props": {
-            **node.props, "stored": "no: read in place by the step that reads it",
+            **node.props, "offsets": "earliest, then the reading step's checkpoint's",
+            "stored": "no: read in place by the step that reads it",
             "bad records": "dead-letter table, written after the reading step's micro-batches"}})
 
 

@@ -198,9 +198,13 @@ def _run(node: PhysicalNode, io: StepIO, start: float) -> StepReport:
 
 def failure_cause(node: PhysicalNode, io: StepIO, err: BaseException) -> Cause:
     """Why the node's run failed with ``err``: in its kind's own words when
-    its executor has them (``Executor.failure``), else the root cause's."""
+    its executor has them (``Executor.failure``), or those of a source it
+    reads in place (records its broker deleted), else the root cause's."""
     cause = explain(node.step, io, err)
     worded = executor(node).failure(node, io, cause)
+    if worded is None:  # a topic it reads in place may say more (records deleted unread)
+        worded = next((w for s in read_in_place(node, io)
+                       if (w := executor(s).failure(s, io, cause)) is not None), None)
     return cause if worded is None else replace(cause, summary=worded)
 
 

@@ -282,3 +282,36 @@ def test_splice_run_says_which_sources_are_read_in_place(spark, tmp_path, kafka,
             in capsys.readouterr().out)
     assert spark.read.format("delta").load(warehouse.output_path("paid")).count() == rows
     assert len(_dead(spark, warehouse, "iprun")) == 4
+
+
+def test_records_deleted_unread_stop_the_reading_step_and_name_the_rebuild(
+        spark, warehouse, kafka) -> None:
+    """The broker deleted records the reading step had not read: its run
+    stops with the source's words (topic, partition, offset, retention), and
+    the way on is to rebuild the reader, since skipping them needs the
+    stored source; the rebuild reads what the topic holds now."""
+    from engine.definitions import rebuild_targets
+    from tests.kafka_helpers import delete_records
+
+    orders = f"ip-lost-{uuid.uuid4().hex[:8]}"
+    create_topic(kafka, orders, 1)
+    sql = (f"CREATE STREAM orders (id INT, item STRING) WITH (format='kafka', topic='{orders}', "
+           "key='id', stored='false');\nINSERT INTO result SELECT STREAM id, item FROM orders;\n")
+    io = _io(spark, warehouse, sql, "iplost", kafka)
+    produce(kafka, orders, [Record({"id": i, "item": f"i{i}"}, str(i)) for i in range(3)])
+    run_pipeline(io.pipeline, io)
+    produce(kafka, orders, [Record({"id": i, "item": f"i{i}"}, str(i)) for i in (3, 4)])
+    delete_records(kafka, orders, {0: 5})  # offsets 3 and 4 deleted unread
+    produce(kafka, orders, [Record({"id": 5, "item": "i5"}, "5")])
+    with pytest.raises(StepFailed) as failed:
+        run_pipeline(io.pipeline, io)
+    message = str(failed.value)
+    assert message.startswith(f"step 'result' (project, from iplost.sql:2:1) failed: source "
+                              f"'orders' cannot read topic '{orders}'"), message
+    assert "the broker no longer has those records (its first record is now at offset 5)" \
+        in message
+    assert message.endswith("to go on without them, rebuild the step that reads the topic in "
+                            "place (splice run PIPELINE --rebuild result), which reads what the "
+                            "topic holds now, from its first offset"), message
+    run_pipeline(io.pipeline, io, rebuild=rebuild_targets(io.pipeline, ["result"]))
+    assert output_rows(io, "result", "id", "item") == [(5, "i5")]
