@@ -22,8 +22,9 @@ run was killed before settling) is read again whole. What was settled is
 noted in the reading step's checkpoint (``in_place/<source>``).
 
 Only a stream topic read by one step that streams it without depending on
-its arrival order (an interval join, a stream-table join's stream side)
-may be read in place (``runtime/planner.py`` refuses the rest), and only
+its arrival order (an interval join, a stream-table join's stream side, a
+projection or a repartition, with no table materialization downstream) may
+be read in place (``runtime/planner.py`` refuses the rest), and only
 under the default ``kafka_lost_records=fail``: skipping records the broker
 deleted is written down by the stored source's micro-batches.
 """
