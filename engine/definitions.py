@@ -159,8 +159,7 @@ def rebuild_targets(pipeline: Pipeline, targets: list[str]) -> list[str]:
     named = [by_lower[t.lower()] for t in targets]
     # A source read in place lives in its reader's checkpoint: rebuilding the
     # reader reads the topic afresh, so the source's dead letters go too.
-    in_place = [i for t in named for i in pipeline.step(t).inputs
-                if isinstance(s := pipeline.step(i), SourceStep) and s.in_place]
+    in_place = [i for t in named for i in pipeline.read_in_place(t)]
     return downstream_closure(pipeline, [*in_place, *named])
 
 

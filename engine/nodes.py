@@ -76,10 +76,6 @@ class PhysicalNode(BaseModel, ABC):
     # Maven coordinates of the Spark connectors its executor needs (added
     # to Delta's when the session starts: engine/session.py).
     packages: ClassVar[tuple[str, ...]] = ()
-    # A source whose rows are not stored: the one step that reads it streams
-    # its data itself, and its executor's ``settle`` writes, after each run
-    # of that step, what the source owes beyond its rows (its dead letters).
-    in_place: ClassVar[bool] = False
     step: Step
 
     def streams_in_place(self, input_id: str) -> bool:

@@ -117,7 +117,7 @@ class Executor(ABC, Generic[N]):
 
     def settle(self, node: N, io: StepIO, reader: Step,
                observed: dict[int, dict[str, Any]]) -> int:
-        """For a source read in place (``PhysicalNode.in_place``): write what
+        """For a source read in place (``Step.in_place``): write what
         it owes for the committed micro-batches of the step ``reader`` that
         streams it (``observed``: their observations at hand, by
         micro-batch); how many rows. Other nodes owe nothing."""

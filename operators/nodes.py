@@ -81,7 +81,6 @@ class KafkaInPlace(KafkaSource):
     (``stored='false'``; ``operators/kafka_in_place.py``)."""
 
     kind: ClassVar[str] = "source.kafka.in_place"
-    in_place: ClassVar[bool] = True
 
     def explain(self) -> ExplainNode:
         node = super().explain()

@@ -38,13 +38,6 @@ def _streams_joined(step: Step) -> bool:
         and step.asof is None
 
 
-def _read_in_place(step: Step, pipeline: Pipeline) -> list[str]:
-    """The sources ``step`` reads in place (``stored='false'``), whose dead
-    letters its runs write."""
-    return [i for i in step.inputs if isinstance(s := pipeline.step(i), SourceStep)
-            and s.in_place]
-
-
 def check_specs(step: Step, key: AssetKey, pipeline: Pipeline) -> list[AssetCheckSpec]:
     """The checks the step's asset runs."""
     specs = []
@@ -54,7 +47,7 @@ def check_specs(step: Step, key: AssetKey, pipeline: Pipeline) -> list[AssetChec
                 "The run sent no record to the dead-letter table (WARN: the run goes on; "
                 "the table says why each record was rejected).")))
         return specs
-    in_place = _read_in_place(step, pipeline)
+    in_place = pipeline.read_in_place(step.id)
     if in_place:
         specs.append(AssetCheckSpec(DEAD_LETTERS, asset=key, description=(
             f"The run sent no record of {', '.join(in_place)} (read in place) to their "

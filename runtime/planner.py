@@ -80,7 +80,7 @@ def refused_in_place(plan: PhysicalPlan, node: PhysicalNode) -> SqlError | None:
     (``PhysicalNode.streams_in_place``), with no step downstream depending
     on its arrival order, and reads no other source of the same topic in
     place."""
-    if not node.in_place:
+    if not node.step.in_place:
         return None
     step, nodes = node.step, plan.nodes
     readers = [s for s in plan.steps if step.id in s.inputs]
@@ -98,7 +98,7 @@ def refused_in_place(plan: PhysicalPlan, node: PhysicalNode) -> SqlError | None:
                         "a repartition reads a topic in place, and none that feeds a step "
                         "depending on arrival order (a table materialization)", fix)
     topic = step.options.get("topic")
-    twins = [i for i in reader.step.inputs if i != step.id and nodes[i].in_place
+    twins = [i for i in plan.read_in_place(reader.step.id) if i != step.id
              and nodes[i].step.options.get("topic") == topic]
     if twins:
         return SqlError(where, f"sources '{step.name}' and '{twins[0]}' both read topic "

@@ -122,10 +122,10 @@ def input_markers(node: PhysicalNode, io: StepIO) -> dict[str, str]:
 
 
 def read_in_place(node: PhysicalNode, io: StepIO) -> list[PhysicalNode]:
-    """The sources ``node`` reads in place (``PhysicalNode.in_place``)."""
+    """The nodes of the sources ``node`` reads in place (``Pipeline.read_in_place``)."""
     plan = io.pipeline
     assert isinstance(plan, PhysicalPlan), "a bound StepIO holds the plan"
-    return [n for n in map(plan.node, node.reads().streamed) if n.in_place]
+    return [plan.node(i) for i in plan.read_in_place(node.step.id)]
 
 
 def settle_in_place(node: PhysicalNode, io: StepIO, observed: dict[int, dict[str, Any]]) -> int:

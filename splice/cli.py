@@ -14,7 +14,6 @@ from engine.claims import ClaimRefused
 from engine.fs import FileSystemUnavailable
 from engine.settings import SettingsError, parse_number
 from sql.errors import SqlErrors
-from sql.plan import SourceStep
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -295,6 +294,9 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
         if report is None:
             started[step.id] = time.monotonic()
             print(f"{label} ...", flush=True)
+        elif step.in_place:  # a Kafka source read in place: no table of its own
+            print(f"{label}: read in place by the step that reads it "
+                  f"({report.seconds:.1f}s)", flush=True)
         else:
             extra = f", {report.dead_letters} to dead letter" if report.dead_letters else ""
             if report.changed_files:
@@ -303,10 +305,6 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
                 extra += f"; {report.plan['name']}, {report.plan['reason']}"
             if report.retried:  # Spark's machinery failed, and the step ran again
                 extra += f"; ran again {len(report.retried)}x: {report.retried[-1]}"
-            if _in_place(step):
-                print(f"{label}: read in place by the step that reads it "
-                      f"({report.seconds:.1f}s)", flush=True)
-                return
             print(f"{label}: {report.rows_written} rows written{extra} "
                   f"({report.seconds:.1f}s)", flush=True)
 
@@ -316,7 +314,7 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
     print(f"  {'step':<32} {'kind':<7} {'rows':>6} {'dead':>5} {'late':>5} {'version':>7}  path")
     for r in reports:
         version = "-" if r.delta_version is None else str(r.delta_version)
-        path = "(read in place)" if _in_place(pipeline.step(r.step_id)) else r.path
+        path = "(read in place)" if pipeline.step(r.step_id).in_place else r.path
         print(f"  {r.step_id:<32} {r.kind:<7} {r.rows_written:>6} {r.dead_letters:>5} "
               f"{r.late_dropped:>5} {version:>7}  {path}")
     changed = [(r.step_id, f) for r in reports for f in r.changed_files]
@@ -371,11 +369,6 @@ def _test(args: argparse.Namespace) -> int:
         passed, failed = passed + result.passed, failed + (not result.passed)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
-
-
-def _in_place(step: Any) -> bool:
-    """A Kafka source read in place: no table of its own."""
-    return isinstance(step, SourceStep) and step.in_place
 
 
 def _case_sources(bootstrap: str | None, in_place: bool) -> Any:

@@ -109,7 +109,7 @@ class KafkaCaseSources:
         trial = plan(logical.model_copy(update={"steps": tuple(map(in_place, logical.steps))}),
                      explainable=True)
         allowed = {i for i, node in trial.nodes.items()
-                   if node.in_place and refused_in_place(trial, node) is None}
+                   if node.step.in_place and refused_in_place(trial, node) is None}
         return logical.model_copy(update={"steps": tuple(
             in_place(s) if s.id in allowed else s for s in logical.steps)})
 

@@ -130,6 +130,12 @@ class StepBase(Model):
     def kind(self) -> Kind:
         return self.relation.kind
 
+    @property
+    def in_place(self) -> bool:
+        """A source read in place by the one step that reads it (only a
+        Kafka stream can be: :class:`SourceStep`)."""
+        return False
+
 
 class SourceStep(StepBase):
     """A declared source. Delta sources are read in place; file formats are
@@ -299,3 +305,8 @@ class Pipeline(Model):
 
     def downstream(self, step_id: str) -> list[Step]:
         return [s for s in self.steps if step_id in s.inputs]
+
+    def read_in_place(self, step_id: str) -> list[str]:
+        """The sources step ``step_id`` reads in place (``stored='false'``):
+        it streams their topics and writes their dead letters."""
+        return [i for i in self.step(step_id).inputs if self.step(i).in_place]

@@ -34,7 +34,8 @@ def test_a_stream_read_in_place_by_an_interval_join_has_no_table_and_says_so() -
     plan = compile_text(ORDERS.format(more=IN_PLACE) + PAYMENTS + JOIN, file="p.sql", name="p")
     assert plan.node("orders").kind == "source.kafka.in_place"
     assert plan.node("payments").kind == "source.kafka"
-    assert plan.node("orders").in_place and not plan.node("payments").in_place
+    assert plan.step("orders").in_place and not plan.step("payments").in_place
+    assert plan.read_in_place("paid") == ["orders"]
     text = explain_pipeline(plan)
     assert "stored: no: read in place by the step that reads it" in text
     # The reading step's asset checks the dead letters; the source's does not.
