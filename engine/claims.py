@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine import fs
+from engine.settings import Warehouse
 from sql.names import MAX_NAME_BYTES, segment_problem
 from sql.plan import Pipeline
 
@@ -58,24 +59,51 @@ class _Claim:
     what: str  # "its pipeline name" / "output 'x'"
 
 
-def claim(pipeline: Pipeline, io: StepIO) -> None:
-    """Claim ``pipeline``'s name and outputs in ``io``'s warehouse, or raise
-    :class:`ClaimRefused` without claiming anything."""
+def claim(pipeline: Pipeline, io: StepIO | Warehouse) -> None:
+    """Claim ``pipeline``'s name and outputs in the warehouse (``io``'s, or
+    the one given), or raise :class:`ClaimRefused` without claiming
+    anything: a claim this call created before it lost a race for another
+    is removed again."""
+    warehouse = io if isinstance(io, Warehouse) else io.warehouse
     problem = segment_problem(pipeline.name, MAX_NAME_BYTES, reserved=False)
     if problem is not None:
         raise ClaimRefused(f"the pipeline name {pipeline.name[:40]!r} {problem[0]}; "
                            "rename the pipeline's folder or file")
+    claims = _claims(pipeline, warehouse)
+    for c in claims:
+        _check(c, _read(c.path), pipeline, warehouse)
+    created: list[str] = []
+    try:
+        for c in claims:
+            if fs.create_text(None, c.path, json.dumps(c.record, indent=1) + "\n"):
+                created.append(c.path)
+            else:  # lost a race to another run: check against what it wrote
+                _check(c, _read(c.path), pipeline, warehouse)
+    except ClaimRefused:
+        for path in created:
+            fs.remove(None, path)
+        raise
+
+
+def unclaimed(pipeline: Pipeline, warehouse: Warehouse) -> str | None:
+    """Why ``pipeline`` no longer owns a name it claimed (None while it owns
+    every one): a claim removed, or replaced by another pipeline's, while
+    it runs. Checked again during a run (runtime/tenure.py)."""
+    for c in _claims(pipeline, warehouse):
+        held = _read(c.path)
+        if held is None:
+            return f"the claim on {c.what} ({c.path}) was removed"
+        if not _same_owner(held, pipeline):
+            return (f"the claim on {c.what} ({c.path}) now names pipeline "
+                    f"{_describe(held.get('pipeline'), held.get('origin'))}")
+    return None
+
+
+def _claims(pipeline: Pipeline, warehouse: Warehouse) -> list[_Claim]:
     me = {"pipeline": pipeline.name, "origin": pipeline.origin}
-    warehouse = io.warehouse
     claims = [_Claim(warehouse.owner_path(pipeline.name), me, "its pipeline name")]
-    claims += [_Claim(warehouse.output_claim_path(name), {**me, "output": name},
-                      f"output '{name}'") for name in sorted(pipeline.outputs)]
-    for c in claims:
-        _check(c, _read(io.spark, c.path), pipeline, io)
-    for c in claims:
-        if not fs.create_text(io.spark, c.path, json.dumps(c.record, indent=1) + "\n"):
-            # Lost a race to another run: check against what it wrote.
-            _check(c, _read(io.spark, c.path), pipeline, io)
+    return claims + [_Claim(warehouse.output_claim_path(name), {**me, "output": name},
+                            f"output '{name}'") for name in sorted(pipeline.outputs)]
 
 
 def _same_owner(held: dict[str, Any], pipeline: Pipeline) -> bool:
@@ -89,27 +117,51 @@ def _describe(name: Any, origin: Any) -> str:
     return f"'{name}' ({origin})" if origin else f"'{name}' (compiled from text)"
 
 
-def _check(c: _Claim, held: dict[str, Any] | None, pipeline: Pipeline, io: StepIO) -> None:
+def _check(c: _Claim, held: dict[str, Any] | None, pipeline: Pipeline,
+           warehouse: Warehouse) -> None:
     if held is None or _same_owner(held, pipeline):
         return
     other = _describe(held.get("pipeline"), held.get("origin"))
     mine = _describe(pipeline.name, pipeline.origin)
-    root = io.warehouse.output_path("").rstrip("/")
+    root = warehouse.output_path("").rstrip("/")
     if c.what == "its pipeline name":
-        folder = io.warehouse.owner_path(pipeline.name).rsplit("/", 1)[0]
+        folder = warehouse.owner_path(pipeline.name).rsplit("/", 1)[0]
         raise ClaimRefused(
             f"pipeline {mine} cannot run on warehouse {root}: pipeline {other} has the same "
             f"name and owns {folder}; rename one of the two pipeline folders (or files), or "
             f"drop the old pipeline (delete {folder} and its outputs)")
     output = c.record["output"]
+    part = _part_of(pipeline.origin, held.get("origin"))
+    if part is not None:  # one of the two is a file of the other's folder
+        file, folder = part
+        name = held.get("pipeline") if folder == held.get("origin") else pipeline.name
+        raise ClaimRefused(
+            f"pipeline {mine} cannot write output '{output}' on warehouse {root}: {file} is "
+            f"a file of pipeline '{name}' (the folder {folder}), which already writes it; run "
+            f"the folder as the pipeline it is (splice run {folder}), not the file alone")
     raise ClaimRefused(
         f"pipeline {mine} cannot write output '{output}' on warehouse {root}: pipeline "
         f"{other} already writes it; rename the output in one of the two pipelines, or drop "
-        f"the old one (delete {io.warehouse.output_path(output)} and {c.path})")
+        f"the old one (delete {warehouse.output_path(output)} and {c.path})")
 
 
-def _read(spark: Any, path: str) -> dict[str, Any] | None:
-    if not fs.exists(spark, path):
+def _part_of(mine: Any, held: Any) -> tuple[str, str] | None:
+    """(file, folder) when one origin is a .sql file
+    directly in the other origin, a folder: the same SQL reached as a
+    pipeline of its own and as part of its folder's pipeline."""
+    if not isinstance(mine, str) or not isinstance(held, str):
         return None
-    record = json.loads(fs.read_text(spark, path))
+    for file, folder in ((mine, held), (held, mine)):
+        if file.endswith(".sql") and file.rsplit("/", 1)[0] == folder.rstrip("/"):
+            return file, folder
+    return None
+
+
+def _read(path: str) -> dict[str, Any] | None:
+    if not fs.exists(None, path):
+        return None
+    try:
+        record = json.loads(fs.read_text(None, path))
+    except ValueError:  # half written by a store without atomic puts: nobody's claim
+        return None
     return record if isinstance(record, dict) else None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -112,6 +113,7 @@ def reached(point: KillPoint, step_id: str) -> None:
     if carried is None:
         if armed(point, step_id):
             kill_tree(os.getpid())
+        paused(point, step_id)
         return
     if _asks(carried.spec, point, step_id):
         kill_tree(carried.run)
@@ -197,3 +199,46 @@ def merge_killer(step_id: str):
         return True
 
     return kill_in_write_phase(F.lit(1))
+
+
+# Injected failures and pauses: like the kill points, inert unless a test
+# sets their variable.
+RENEWAL_FAULT_ENV = "SPLICE_FAIL_LEASE_RENEWALS"
+PAUSE_ENV = "SPLICE_PAUSE_AT"
+PAUSE_FILE_ENV = "SPLICE_PAUSE_FILE"
+PAUSE_LIMIT_SECONDS = 300.0
+
+
+class InjectedFault(OSError):
+    """A failure a test asked for (an outage of the store, at one place)."""
+
+
+def renewal_fault(attempt: int) -> None:
+    """Fail a lease's ``attempt``-th renewal if ``SPLICE_FAIL_LEASE_RENEWALS``
+    asks so: ``all`` (every one), ``N`` (the first N) or ``after:N`` (every
+    one after the N-th): an object store that goes away while a run holds
+    its lease, at a known moment."""
+    spec = os.environ.get(RENEWAL_FAULT_ENV, "").strip()
+    if not spec:
+        return
+    if spec == "all" or (spec.isdigit() and attempt <= int(spec)) or (
+            spec.startswith("after:") and attempt > int(spec.removeprefix("after:"))):
+        raise InjectedFault(f"renewal {attempt} failed on purpose ({RENEWAL_FAULT_ENV}={spec})")
+
+
+def paused(point: KillPoint, step_id: str) -> None:
+    """Wait at ``point`` of ``step_id`` if ``SPLICE_PAUSE_AT`` names it (as
+    ``SPLICE_KILL_AT`` does): write ``<SPLICE_PAUSE_FILE>.reached`` (this
+    process' pid), then wait until ``SPLICE_PAUSE_FILE`` exists. A test
+    holds a run there, in the middle of its writes and holding its lock, to
+    start a rival run at a known moment."""
+    if not _asks(os.environ.get(PAUSE_ENV), point, step_id):
+        return
+    flag = os.environ.get(PAUSE_FILE_ENV)
+    if not flag:
+        raise RuntimeError(f"{PAUSE_ENV} needs {PAUSE_FILE_ENV}")
+    with open(f"{flag}.reached", "w") as fh:
+        fh.write(str(os.getpid()))
+    deadline = time.monotonic() + PAUSE_LIMIT_SECONDS
+    while not os.path.exists(flag) and time.monotonic() < deadline:
+        time.sleep(0.05)

@@ -31,6 +31,7 @@ from typing import Any
 import fsspec
 from fsspec import AbstractFileSystem
 
+from engine.locations import local_file
 from engine.settings import SpliceSettings
 from engine.storage import fsspec_options
 
@@ -67,9 +68,7 @@ def _options(scheme: str) -> dict[str, Any]:
 def local_path(path: str) -> str | None:
     """The local file of a path: itself when it has no scheme, the path of a
     ``file:`` URI; None for any other URI."""
-    if path.startswith("file:"):
-        return path.removeprefix("file://").removeprefix("file:")
-    return None if "://" in path else path
+    return local_file(path)
 
 
 def resolve(uri: str) -> tuple[AbstractFileSystem, str]:
@@ -197,6 +196,18 @@ def exists(spark: Any, path: str) -> bool:
         return os.path.exists(local)
     fs, where = resolve(path)
     return bool(fs.exists(where))
+
+
+def remove(spark: Any, path: str) -> None:
+    """Delete one file (nothing if it is not there)."""
+    local = local_path(path)
+    if local is not None:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(local)
+        return
+    fs, where = resolve(path)
+    with contextlib.suppress(FileNotFoundError):
+        fs.rm_file(where)
 
 
 def remove_tree(spark: Any, path: str) -> None:

@@ -96,6 +96,11 @@ class Lock(Protocol):
     def holder(self) -> Holder | None: ...
     def release(self) -> None: ...
 
+    def lost(self) -> str | None:
+        """Why this holder can no longer be sure it holds the lock (None
+        while it can): checked before every write (runtime/tenure.py)."""
+        ...
+
 
 class FileLock:
     """An OS lock on a local file; the file's content names the holder."""
@@ -123,6 +128,18 @@ class FileLock:
                 return Holder.parse(fh.read())
         except OSError:
             return None
+
+    def lost(self) -> str | None:
+        """The kernel keeps the lock for as long as the file is open; but a
+        lock file removed or replaced (someone cleaning ``_splice/``) lets a
+        second run lock a new file of the same name while this one writes."""
+        if self._fd is None:
+            return None
+        try:
+            same = os.stat(self.path).st_ino == os.fstat(self._fd).st_ino
+        except OSError:
+            same = False
+        return None if same else f"its lock file {self.path} was removed or replaced"
 
     def release(self) -> None:
         if self._fd is None:
@@ -167,18 +184,11 @@ def lock_for(warehouse: Warehouse, pipeline: str, lease_seconds: float) -> tuple
     return Lease(path, lease_seconds), path
 
 
-@contextlib.contextmanager
-def pipeline_lock(warehouse: Warehouse, pipeline: str, wait: float | None = None,
-                  owner: str | None = None,
-                  lease_seconds: float | None = None) -> Iterator[Holder]:
-    """Hold pipeline ``pipeline``'s lock for the block. ``wait`` is how many
-    seconds to wait for a holder to finish (None: as long as it takes, 0: not
-    at all); past that, :class:`LockBusy` names the holder. ``lease_seconds``
-    (a URI warehouse's lease) defaults to :func:`lease_seconds_from_env`,
-    read on every warehouse so a bad value is found wherever it is set."""
-    if lease_seconds is None:
-        lease_seconds = lease_seconds_from_env()
-    lock, where = lock_for(warehouse, pipeline, lease_seconds)
+def acquire(lock: Lock, where: str, pipeline: str, wait: float | None,
+            owner: str | None = None) -> Holder:
+    """Take ``lock`` as this process (``owner`` says what it runs), waiting
+    ``wait`` seconds for a holder to finish (None: as long as it takes, 0:
+    not at all); past that, :class:`LockBusy` names the holder."""
     me = this_process(owner)
     start = time.monotonic()
     while not lock.try_acquire(me):
@@ -187,6 +197,31 @@ def pipeline_lock(warehouse: Warehouse, pipeline: str, wait: float | None = None
             raise LockBusy(pipeline, where, lock.holder(), waited)
         remaining = POLL_SECONDS if wait is None else max(0.0, min(POLL_SECONDS, wait - waited))
         time.sleep(remaining)
+    return me
+
+
+@contextlib.contextmanager
+def pipeline_lock(warehouse: Warehouse, pipeline: str, wait: float | None = None,
+                  owner: str | None = None,
+                  lease_seconds: float | None = None) -> Iterator[Holder]:
+    """Hold pipeline ``pipeline``'s lock for the block (:func:`acquire`).
+    ``lease_seconds`` (a URI warehouse's lease) defaults to
+    :func:`lease_seconds_from_env`, read on every warehouse so a bad value
+    is found wherever it is set. A writer holds it through
+    ``runtime.tenure.hold``, which also claims the pipeline's names and
+    checks the lock before every write."""
+    if lease_seconds is None:
+        lease_seconds = lease_seconds_from_env()
+    lock, where = lock_for(warehouse, pipeline, lease_seconds)
+    with held_lock(lock, where, pipeline, wait, owner) as me:
+        yield me
+
+
+@contextlib.contextmanager
+def held_lock(lock: Lock, where: str, pipeline: str, wait: float | None = None,
+              owner: str | None = None) -> Iterator[Holder]:
+    """Hold ``lock`` (pipeline ``pipeline``'s, at ``where``) for the block."""
+    me = acquire(lock, where, pipeline, wait, owner)
     try:
         yield me
     finally:

@@ -53,6 +53,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.locations import canonical_location, has_scheme
+
 DEFAULT_ROOT = "warehouse"
 DEFAULT_MASTER = "local[2]"
 
@@ -92,7 +94,7 @@ class SettingsError(ValueError):
 
 
 def _has_scheme(location: str) -> bool:
-    return "://" in location or location.startswith("file:")
+    return has_scheme(location)
 
 
 class Warehouse(BaseModel):
@@ -113,8 +115,12 @@ class Warehouse(BaseModel):
       pipeline now; ``_splice/<pipeline>/maintenance.json``: runs since the last
       maintenance.
 
-    A relative folder is made absolute against the current directory when a
-    path is asked for.
+    Every path is made from the root's one spelling
+    (:func:`engine.locations.canonical_location`: a local folder's real
+    absolute path, ``s3a://`` for S3), so that two spellings of one place
+    name one lock, one set of claims and one set of checkpoints. A relative
+    folder is made absolute against the current directory when a path is
+    asked for.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -122,8 +128,11 @@ class Warehouse(BaseModel):
     root: str = Field(default=DEFAULT_ROOT, description="the warehouse folder or URI")
 
     def _join(self, *parts: str) -> str:
-        root = self.root if _has_scheme(self.root) else os.path.abspath(self.root)
-        return "/".join([root.rstrip("/"), *parts])
+        return "/".join([self.uri().rstrip("/"), *parts])
+
+    def uri(self) -> str:
+        """The root's one spelling (engine/locations.py)."""
+        return canonical_location(self.root)
 
     def source_path(self, location: str) -> str:
         return location if _has_scheme(location) else self._join(location)

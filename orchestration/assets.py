@@ -35,15 +35,17 @@ from dagster import (
 )
 
 from orchestration.bridge import (
+    ClaimRefused,
     DefinitionChanged,
     LockBusy,
     SparkResource,
     StepFailed,
     StepIO,
     StepReport,
+    TenureLost,
     WarehouseResource,
     dagster_lock_wait,
-    pipeline_lock,
+    hold,
     planned,
     run_steps,
     table_rows,
@@ -131,8 +133,9 @@ def _run(steps: list[Step], io: StepIO, context: AssetExecutionContext,
             done[step.id] = report
 
     try:
-        with pipeline_lock(warehouse, pipeline.name, wait=dagster_lock_wait(),
-                           owner=f"dagster run {context.run.run_id}, pipeline {pipeline.name}"):
+        # The same claims and lock as `splice run` and `serve` take.
+        with hold(pipeline, warehouse, wait=dagster_lock_wait(),
+                  owner=f"dagster run {context.run.run_id}, pipeline {pipeline.name}"):
             run_steps(pipeline, io, ended, only={s.id for s in steps})
     except StepFailed as err:
         logged = _jvm_log_since(jvm_log, offset)
@@ -142,7 +145,7 @@ def _run(steps: list[Step], io: StepIO, context: AssetExecutionContext,
         raise Failure(description=str(err),
                       metadata={"error": MetadataValue.text(err.detail),
                                 "jvm_log": MetadataValue.text(logged)}) from None
-    except (DefinitionChanged, LockBusy) as err:
+    except (ClaimRefused, DefinitionChanged, LockBusy, TenureLost) as err:
         raise Failure(description=str(err)) from None
 
 

@@ -5,9 +5,10 @@ inside engine/ (or resources/, splice/) changes this one file and nothing
 else under orchestration/.
 """
 
+from engine.claims import ClaimRefused
 from engine.definitions import DefinitionChanged, definition_hash
 from engine.io import StepIO, table_rows
-from engine.lock import LockBusy, dagster_lock_wait, pipeline_lock
+from engine.lock import LockBusy, dagster_lock_wait
 from engine.maintenance import MaintenanceFailed, MaintenancePolicy, maintain
 from engine.settings import SettingsError
 from engine.source_state import SourceStateUnreadable, source_marker, table_version
@@ -17,8 +18,10 @@ from runtime.compile import compile_path, discover, pipeline_paths
 from runtime.explain import explain_step, explainable, step_header
 from runtime.planner import planned
 from runtime.runner import StepFailed, StepReport, run_step, run_steps
+from runtime.tenure import TenureLost, hold
 
 __all__ = [
+    "ClaimRefused",
     "DefinitionChanged",
     "LockBusy",
     "MaintenanceFailed",
@@ -29,6 +32,7 @@ __all__ = [
     "StepFailed",
     "StepIO",
     "StepReport",
+    "TenureLost",
     "WarehouseResource",
     "compile_path",
     "dagster_lock_wait",
@@ -36,8 +40,8 @@ __all__ = [
     "discover",
     "explain_step",
     "explainable",
+    "hold",
     "maintain",
-    "pipeline_lock",
     "pipeline_paths",
     "planned",
     "run_step",

@@ -8,16 +8,18 @@ materializes nothing. It waits for a run of the pipeline like a step does.
 from dagster import Failure, JobDefinition, OpExecutionContext, job, op
 
 from orchestration.bridge import (
+    ClaimRefused,
     LockBusy,
     MaintenanceFailed,
     MaintenancePolicy,
     SparkResource,
     StepFailed,
     StepIO,
+    TenureLost,
     WarehouseResource,
     dagster_lock_wait,
+    hold,
     maintain,
-    pipeline_lock,
     run_steps,
 )
 from sql.plan import Pipeline
@@ -31,10 +33,10 @@ def maintenance_job(pipeline: Pipeline) -> JobDefinition:
         io = StepIO(spark=spark.session(), warehouse=warehouse, pipeline=pipeline)
         policy = MaintenancePolicy.from_env()
         try:
-            with pipeline_lock(warehouse, pipeline.name, wait=dagster_lock_wait(),
-                               owner=f"dagster run {context.run.run_id}, maintenance"):
+            with hold(pipeline, warehouse, wait=dagster_lock_wait(),
+                      owner=f"dagster run {context.run.run_id}, maintenance"):
                 reports = maintain(io, policy, lambda: run_steps(pipeline, io))
-        except (LockBusy, MaintenanceFailed, StepFailed) as err:
+        except (ClaimRefused, LockBusy, MaintenanceFailed, StepFailed, TenureLost) as err:
             raise Failure(description=str(err)) from None
         for r in reports:
             context.log.info(f"{r.path}: {r.files_compacted} small files compacted into "

@@ -27,7 +27,6 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from engine import definitions, fs
-from engine.claims import claim
 from engine.errors import Cause, explain, recorded, transient
 from engine.faults import KillPoint, arming, carried_here, reached
 from engine.io import (
@@ -40,7 +39,6 @@ from engine.io import (
     notes_since,
     rows_written_since,
 )
-from engine.lock import lease_seconds_from_env, pipeline_lock
 from engine.maintenance import MaintenancePolicy, after_run
 from engine.nodes import PhysicalNode, PhysicalPlan
 from engine.progress import RunProgress, is_no_data_batch
@@ -50,6 +48,7 @@ from operators.file_manifest import ChangedFile
 from operators.sources import SourceError
 from runtime.planner import planned
 from runtime.registry import bind, executor
+from runtime.tenure import check_held, held, hold
 from sql.plan import Kind, Pipeline, Step
 
 _log = logging.getLogger("splice.runner")
@@ -168,9 +167,11 @@ def run_step(step: Step, io: StepIO, checked: bool = False) -> StepReport:
         return StepReport(step.id, step.op, step.kind.value, path, 0,
                           delta_version(io.spark, path), time.monotonic() - start,
                           skipped=True, changed_files=executor(node).skipped(node, io))
+    check_held(io.warehouse, plan.name)
     definitions.record(io, step)
     report = _run(node, io, start)
     reached(KillPoint.CHECKPOINT_COMMITTED, step.id)
+    check_held(io.warehouse, plan.name)  # a query its lost lock stopped ends quietly
     fs.write_text(io.spark, _markers_file(step, io), json.dumps(markers))
     return report
 
@@ -188,6 +189,7 @@ def _run(node: PhysicalNode, io: StepIO, start: float) -> StepReport:
         except SourceError as err:
             raise StepFailed(step, str(err), err.detail) from None
         except (PySparkException, Py4JJavaError) as err:
+            check_held(io.warehouse, io.pipeline.name)  # failed because its lock was lost
             cause = failure_cause(node, io, err)
             reason = transient(cause)
             if reason is None or len(retried) + 1 >= ATTEMPTS:
@@ -225,6 +227,7 @@ def _run_query(node: PhysicalNode, io: StepIO, start: float) -> StepReport:
     dead_letters = 0
     if query.stream is not None:
         _stream(step, io, query, path, progress)
+        check_held(io.warehouse, io.pipeline.name)
         if read_in_place(node, io):
             reached(KillPoint.READ_IN_PLACE, step.id)
             dead_letters = settle_in_place(node, io, progress.observed)
@@ -279,9 +282,16 @@ def start_stream(step: Step, io: StepIO, query: StepQuery, path: str, progress: 
     tracker = None if remote else progress
     carried = arming() if remote else None  # a crash test's kill point (engine/faults.py)
     parts = replace(query, stream=None, outcome=None)
+    # This process' hold on the pipeline, checked before every micro-batch
+    # is written; under Connect the function runs in the server's worker,
+    # which holds nothing, and the hold stops the query instead.
+    tenure = held(io.warehouse, io.pipeline.name)
+    guard = None if remote else tenure
 
     def write(df: DataFrame, batch_id: int) -> None:
         session = df.sparkSession
+        if guard is not None:
+            guard.check()
         if tracker is not None:
             tracker.during_run()
         with carried_here(carried):  # every kill point of the writers, under Connect too
@@ -306,6 +316,8 @@ def start_stream(step: Step, io: StepIO, query: StepQuery, path: str, progress: 
                  .queryName(query.name or f"{io.pipeline.name}:{step.id}")
                  .start())
     progress.query = streaming
+    if tenure is not None:
+        tenure.watch(streaming)
     return streaming
 
 
@@ -361,11 +373,9 @@ def run_pipeline(pipeline: Pipeline, io: StepIO,
     dropped first, under the lock, to be recomputed from their sources."""
     # A bad setting stops the run here, before it writes anything.
     policy = maintenance or MaintenancePolicy.from_env()
-    lease = lease_seconds_from_env()
-    # Claimed before the lock is taken: a refused pipeline leaves nothing
-    # behind in the warehouse (claims are created only when absent).
-    claim(pipeline, io)  # refuses a name or output another pipeline owns (ClaimRefused)
-    with pipeline_lock(io.warehouse, pipeline.name, wait=wait, lease_seconds=lease):
+    # Refuses a name or output another pipeline owns (ClaimRefused), a
+    # pipeline another run holds (LockBusy); stops at a lost lock (TenureLost).
+    with hold(pipeline, io.warehouse, wait=wait):
         if rebuild:
             definitions.drop(pipeline, io, rebuild)
         reports = run_steps(pipeline, io, on_step, parallel)
@@ -397,6 +407,7 @@ def run_steps(pipeline: Pipeline, io: StepIO,
     lock = threading.Lock()
 
     def run_one(step: Step) -> StepReport:
+        check_held(io.warehouse, plan.name)
         if on_step:
             with lock:
                 on_step(index[step.id], step, None)

@@ -30,9 +30,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql.streaming import StreamingQuery
 
 from engine import definitions
-from engine.claims import claim
 from engine.io import StepIO
-from engine.lock import pipeline_lock
 from engine.nodes import PhysicalNode
 from engine.progress import RunProgress
 from engine.session import own_session
@@ -46,6 +44,7 @@ from runtime.runner import (
     settle_in_place,
     start_stream,
 )
+from runtime.tenure import check_held, hold
 from sql.plan import Pipeline
 
 
@@ -145,8 +144,7 @@ def serve(pipeline: Pipeline, io: StepIO, stop: threading.Event,
     the pipeline's lock (0: refuse at once, naming it; None: as long as it
     takes)."""
     options = options or ServeOptions()
-    claim(pipeline, io)
-    with pipeline_lock(io.warehouse, pipeline.name, wait=wait):
+    with hold(pipeline, io.warehouse, wait=wait):
         run_steps(pipeline, io)  # catch up; every step's table exists after it
         plan = planned(pipeline)
         bound = bind(io, plan)
@@ -233,6 +231,8 @@ def _watch(served: list[ServedStep], stop: threading.Event, trigger: dict[str, A
            options: ServeOptions, on_report: Callable[[list[str]], None] | None) -> None:
     next_report = time.monotonic() + options.report_every_s
     while not stop.wait(options.poll_s):
+        if served:  # a lost lock stops serving (its queries are stopped already)
+            check_held(served[0].io.warehouse, served[0].io.pipeline.name)
         now = time.monotonic()
         for step in served:
             if step.query is not None and step.reads_in_place:

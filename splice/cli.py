@@ -13,6 +13,7 @@ from typing import Any
 from engine.claims import ClaimRefused
 from engine.fs import FileSystemUnavailable
 from engine.settings import SettingsError, parse_number
+from runtime.tenure import TenureLost
 from sql.errors import SqlErrors
 
 
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         for e in err.errors:
             print(e.render(), file=sys.stderr)
         return 1
-    except ClaimRefused as err:
+    except (ClaimRefused, TenureLost) as err:
         print(f"splice: {err}", file=sys.stderr)
         return 1
     except FileNotFoundError as err:

@@ -19,10 +19,10 @@ def maintain_and_report(pipeline: Pipeline, warehouse: str | None = None,
     """``settings`` is built from ``warehouse``, ``master`` and the
     environment when not given."""
     from engine.io import StepIO
-    from engine.lock import pipeline_lock
     from engine.maintenance import maintain
     from engine.session import start_session
     from runtime.runner import run_steps
+    from runtime.tenure import hold
 
     if settings is None:
         settings = SpliceSettings.from_env(warehouse=warehouse, master=master)
@@ -35,7 +35,7 @@ def maintain_and_report(pipeline: Pipeline, warehouse: str | None = None,
     print(f"starting Spark ({settings.describe_spark()}) ...", flush=True)
     spark = start_session(settings)
     io = StepIO(spark=spark, warehouse=settings.warehouse_layout(), pipeline=pipeline)
-    with pipeline_lock(io.warehouse, pipeline.name, wait=wait):
+    with hold(pipeline, io.warehouse, wait=wait):
         reports = maintain(io, policy, lambda: run_steps(pipeline, io))
     print(f"maintained {len(reports)} tables of '{pipeline.name}' "
           f"(VACUUM retention {policy.retain_hours:g} h)")

@@ -1,6 +1,7 @@
-"""The pipeline lock: an OS lock on local folders, a lease on URIs (tested
-here through ``file://``, the same code that runs against an object store).
-No Spark: the lock is plain files."""
+"""The pipeline lock: an OS lock on local folders, a lease on object stores
+(tested here on a local folder through fsspec's ``file://``, the same code
+that runs against an object store; tests/test_s3.py runs it on S3). No
+Spark: the lock is plain files."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.lock import LEASE_ENV, LockBusy, pipeline_lock
+from engine.lease import Lease
+from engine.lock import LEASE_ENV, LockBusy, held_lock, lease_seconds_from_env, pipeline_lock
 from engine.settings import SettingsError
 from resources.warehouse import WarehouseResource
 from tests.conftest import ROOT
@@ -23,13 +25,25 @@ from tests.conftest import ROOT
 HOLD = """
 import sys, time
 sys.path.insert(0, {root!r})
-from engine.lock import pipeline_lock
-from resources.warehouse import WarehouseResource
-with pipeline_lock(WarehouseResource(root={root_wh!r}), "p", wait=0, owner="the holder",
-                   lease_seconds=1.5):
+from tests.test_lock import locker
+with locker({root_wh!r}, wait=0, owner="the holder", lease_seconds=1.5):
     print("held", flush=True)
     time.sleep(600)
 """
+
+
+def locker(root: str, wait: float | None = None, owner: str | None = None,
+           lease_seconds: float | None = None):
+    """Pipeline 'p''s lock on ``root``: the pipeline lock of a local folder
+    (the OS lock), or, for a ``file://`` root, a lease in the folder the
+    pipeline lock of an object store would use (every local spelling of a
+    warehouse is one folder and takes the OS lock: tests/test_identity.py)."""
+    if not root.startswith("file://"):
+        return pipeline_lock(WarehouseResource(root=root), "p", wait=wait, owner=owner,
+                             lease_seconds=lease_seconds)
+    where = f"{root}/_splice/p/run.lease"
+    seconds = lease_seconds_from_env() if lease_seconds is None else lease_seconds
+    return held_lock(Lease(where, seconds), where, "p", wait, owner)
 
 
 def _hold_in_subprocess(root: str) -> subprocess.Popen:
@@ -39,18 +53,18 @@ def _hold_in_subprocess(root: str) -> subprocess.Popen:
     return proc
 
 
-def _busy(warehouse: WarehouseResource, wait: float = 0) -> LockBusy:
-    with pytest.raises(LockBusy) as caught, pipeline_lock(warehouse, "p", wait=wait):
+def _busy(root: str, wait: float = 0) -> LockBusy:
+    with pytest.raises(LockBusy) as caught, locker(root, wait=wait):
         pass
     return caught.value
 
 
 @pytest.mark.parametrize("scheme", ["", "file://"])
 def test_a_second_holder_is_refused_with_the_holder_named(tmp_path: Path, scheme: str) -> None:
-    warehouse = WarehouseResource(root=f"{scheme}{tmp_path}")
+    warehouse = f"{scheme}{tmp_path}"
     # A 3 s lease renewed every second: a 1 s lease expired once when the
     # fast subset's other worker held both cores (a renewal came too late).
-    with pipeline_lock(warehouse, "p", owner="dagster run 1234", lease_seconds=3.0) as me:
+    with locker(warehouse, owner="dagster run 1234", lease_seconds=3.0) as me:
         time.sleep(4.0 if scheme else 0)  # past the lease's first expiry: it was renewed
         err = _busy(warehouse)
         assert err.holder == me
@@ -59,18 +73,18 @@ def test_a_second_holder_is_refused_with_the_holder_named(tmp_path: Path, scheme
             f"pipeline 'p' is being run by pid {os.getpid()} on {me.host} since {me.since} "
             f"(dagster run 1234); lock {scheme}{tmp_path}/_splice/p/{lock}. Not started: "
             "run again when it ends, or wait for it with --wait SECONDS")
-    with pipeline_lock(warehouse, "p", wait=0) as again:
+    with locker(warehouse, wait=0) as again:
         assert again.command != "dagster run 1234"
 
 
 @pytest.mark.parametrize("scheme", ["", "file://"])
 def test_a_waiting_run_starts_when_the_holder_ends(tmp_path: Path, scheme: str) -> None:
-    warehouse = WarehouseResource(root=f"{scheme}{tmp_path}")
+    warehouse = f"{scheme}{tmp_path}"
     order: list[str] = []
     held = threading.Event()
 
     def first() -> None:
-        with pipeline_lock(warehouse, "p"):
+        with locker(warehouse):
             held.set()
             time.sleep(1.0)
             order.append("first done")
@@ -78,14 +92,14 @@ def test_a_waiting_run_starts_when_the_holder_ends(tmp_path: Path, scheme: str) 
     thread = threading.Thread(target=first)
     thread.start()
     held.wait()
-    with pipeline_lock(warehouse, "p", wait=30):
+    with locker(warehouse, wait=30):
         order.append("second started")
     thread.join()
     assert order == ["first done", "second started"]
 
 
 def test_a_lock_held_by_a_killed_process_is_free(tmp_path: Path) -> None:
-    warehouse = WarehouseResource(root=str(tmp_path))
+    warehouse = str(tmp_path)
     proc = _hold_in_subprocess(str(tmp_path))
     try:
         err = _busy(warehouse)
@@ -94,19 +108,19 @@ def test_a_lock_held_by_a_killed_process_is_free(tmp_path: Path) -> None:
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    with pipeline_lock(warehouse, "p", wait=0) as me:  # at once: the kernel freed it
+    with locker(warehouse, wait=0) as me:  # at once: the kernel freed it
         assert me.pid == os.getpid()
 
 
 def test_a_lease_of_a_killed_process_is_taken_over_once_expired(tmp_path: Path) -> None:
-    warehouse = WarehouseResource(root=f"file://{tmp_path}")
+    warehouse = f"file://{tmp_path}"
     proc = _hold_in_subprocess(f"file://{tmp_path}")
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     err = _busy(warehouse)  # not renewed any more, but not expired yet
     assert err.holder is not None and err.holder.pid == proc.pid
     start = time.monotonic()
-    with pipeline_lock(warehouse, "p", wait=30) as me:
+    with locker(warehouse, wait=30) as me:
         assert me.pid == os.getpid()
         assert time.monotonic() - start < 3.0  # the 1.5 s lease, and no longer
         names = sorted(os.listdir(tmp_path / "_splice" / "p" / "run.lease"))
@@ -116,7 +130,7 @@ def test_a_lease_of_a_killed_process_is_taken_over_once_expired(tmp_path: Path) 
 
 
 def test_an_expired_lease_is_taken_over_and_a_live_one_is_not(tmp_path: Path) -> None:
-    warehouse = WarehouseResource(root=f"file://{tmp_path}")
+    warehouse = f"file://{tmp_path}"
     folder = tmp_path / "_splice" / "p" / "run.lease"
     folder.mkdir(parents=True)
     dead = {"host": "elsewhere", "pid": 424242, "since": "2026-01-01T00:00:00Z",
@@ -126,7 +140,7 @@ def test_an_expired_lease_is_taken_over_and_a_live_one_is_not(tmp_path: Path) ->
     assert err.holder is not None and err.holder.describe() == \
         "pid 424242 on elsewhere since 2026-01-01T00:00:00Z (splice run p)"
     (folder / "000000000007.json").write_text(json.dumps({**dead, "expires": time.time() - 1}))
-    with pipeline_lock(warehouse, "p", wait=0):
+    with locker(warehouse, wait=0):
         assert sorted(os.listdir(folder)) == ["000000000008.json"]
     released = json.loads((folder / "000000000008.json").read_text())
     assert released["released"] is True and released["pid"] == os.getpid()
@@ -138,8 +152,8 @@ def test_a_renewal_replaces_the_lease_whole(tmp_path: Path) -> None:
     not said who yet", seen once in a whole suite run). A renewal now
     replaces the file whole (a new file renamed over it): the file a reader
     opens is never the one being written."""
-    warehouse = WarehouseResource(root=f"file://{tmp_path}")
-    with pipeline_lock(warehouse, "p", owner="dagster run 1234", lease_seconds=0.3) as me:
+    warehouse = f"file://{tmp_path}"
+    with locker(warehouse, owner="dagster run 1234", lease_seconds=0.3) as me:
         (generation,) = (tmp_path / "_splice" / "p" / "run.lease").glob("*.json")
         first = generation.stat().st_ino, json.loads(generation.read_text())["expires"]
         deadline = time.monotonic() + 10
@@ -157,7 +171,7 @@ def test_the_lease_lasts_what_the_environment_says(tmp_path: Path, monkeypatch) 
     folder = tmp_path / "_splice" / "p" / "run.lease"
     for text, seconds in (("", 60.0), ("7.5", 7.5)):
         monkeypatch.setenv(LEASE_ENV, text)
-        with pipeline_lock(WarehouseResource(root=f"file://{tmp_path}"), "p", wait=0):
+        with locker(f"file://{tmp_path}", wait=0):
             [name] = os.listdir(folder)
             lease = json.loads((folder / name).read_text())
             assert lease["expires"] - time.time() == pytest.approx(seconds, abs=1.0)
