@@ -16,6 +16,7 @@ the cause, and the micro-batch it failed in is known.
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
 import threading
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.errors import PySparkException
 
-from sql.plan import SourceStep, Step
+from sql.plan import SourceStep, Step, StepBase
 
 if TYPE_CHECKING:
     from engine.io import StepIO
@@ -323,3 +324,176 @@ def _current_fields(io: StepIO, read: Step | None) -> dict[str, str] | None:
     except Exception:  # the table cannot be read either: use what the error shows
         return None
     return {f.name: f.dataType.simpleString().upper() for f in schema.fields}
+
+
+# -- faults of the machine and the network -------------------------------------
+# A run a fault stopped (a full disk, an object store or a broker that did
+# not answer) is in the state a crash leaves: every write of a step is a
+# commit or nothing, and the next run goes on from each step's last commit
+# (the kill-point tests, tests/test_crash_safety.py; the fault tests,
+# tests/test_outages.py). What they say is where, during what, and that.
+RERUN_SAFE = ("A rerun is safe: nothing the fault cut is taken for done, and the next run "
+              "goes on from each step's last commit")
+_DISK_FULL = "No space left on device"
+_STORE_TEXTS = ("SdkClientException", "AWSClientIOException", "Unable to execute HTTP request",
+                "ConnectException", "Connection refused", "connect timed out",
+                "SocketTimeoutException", "NoHttpResponseException",
+                "Could not connect to the endpoint URL", "EndpointConnectionError",
+                "Connect timeout on endpoint URL", "Connection reset")
+_STORE_MODULES = ("botocore", "aiobotocore", "aiohttp", "s3fs", "urllib3")
+_BROKER_TEXTS = ("org.apache.kafka.common.errors.TimeoutException", "DisconnectException",
+                 "Timeout of 60000ms expired", "KafkaException", "Broker transport failure",
+                 "Connection refused", "Failed to resolve", "Timed out waiting")
+_MODULE_WORDS = {"engine.lock": "holding the pipeline's lock", "engine.lease":
+                 "holding the pipeline's lock (its lease)", "engine.claims":
+                 "claiming the pipeline's names", "engine.definitions":
+                 "recording the steps' definitions", "engine.session": "starting Spark",
+                 "engine.storage": "checking the storage", "engine.maintenance":
+                 "maintaining the tables"}
+
+
+def fault(err: BaseException, pipeline: Any, settings: Any) -> str | None:
+    """``err`` as a fault of the machine or the network, in words (which
+    folder is full, which store or brokers did not answer, during which
+    step, whether a rerun is safe); None when it is none of those.
+    ``pipeline`` is the compiled pipeline, ``settings`` the SpliceSettings
+    of the run."""
+    chain = _chain(err)
+    text = "\n".join(_full_text(e) + "\n" + str(getattr(e, "detail", "")) for e in chain)
+    during = _during(err)
+    full = [e for e in chain if isinstance(e, OSError) and e.errno == errno.ENOSPC]
+    if full or _DISK_FULL in text:
+        folder = _full_folder(full[0].filename if full else None, settings)
+        return disk_full(folder, during)
+    kafka = _kafka_bootstrap(pipeline, settings)
+    if kafka and "kafka" in text.lower() and any(t in text for t in _BROKER_TEXTS):
+        return (f"the Kafka brokers {kafka} did not answer {during}: "
+                f"{_short(err, _BROKER_TEXTS, text)}. Start them, or fix the bootstrap "
+                f"setting (SPLICE_KAFKA_BOOTSTRAP, or the source's properties.bootstrap."
+                f"server), then run again. {RERUN_SAFE}")
+    s3 = [e for e in chain if type(e).__module__.split(".")[0] in _STORE_MODULES]
+    uri = _s3_uri(text) or (settings.warehouse if _is_s3(settings.warehouse) else None)
+    if uri and (s3 or any(t in text for t in _STORE_TEXTS)):
+        endpoint = _s3_endpoint(settings)
+        return (f"the object store {endpoint} did not answer {during} (at {uri}): "
+                f"{_short(s3[-1] if s3 else err, _STORE_TEXTS, text)}. Run again once it "
+                f"answers. {RERUN_SAFE} (a lease this run could not release holds the next "
+                f"run up to SPLICE_LOCK_LEASE_SECONDS, default 60)")
+    return None
+
+
+def disk_full(folder: str, during: str) -> str:
+    """The words of a full disk: which folder, how full, what to do."""
+    import shutil
+
+    try:
+        usage = shutil.disk_usage(folder)
+        room = f" ({_size(usage.free)} free of {_size(usage.total)})"
+    except OSError:
+        room = ""
+    return (f"no space left on device {during}: the file system of {folder}{room} is full. "
+            f"Free space there, or give the run room elsewhere (the warehouse: --warehouse; "
+            f"Spark's scratch space: TMPDIR or spark.local.dir in SPLICE_SPARK_CONF), then "
+            f"run again. {RERUN_SAFE}")
+
+
+def _chain(err: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [err]
+    while todo:
+        e = todo.pop()
+        if e is None or any(e is s for s in seen):
+            continue
+        seen.append(e)
+        todo += [e.__cause__, e.__context__]
+    return seen
+
+
+def _during(err: BaseException) -> str:
+    """The step ``err`` stopped, or what the run was doing."""
+    step = getattr(err, "step", None)
+    frames: list[Any] = []
+    tb = err.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        found = frame.f_locals.get("step")
+        if step is None and isinstance(found, StepBase):
+            step = found
+    if step is not None:
+        return f"in step '{step.id}' ({step.op}, from {step.where})"
+    for frame in reversed(frames):
+        module = frame.f_globals.get("__name__", "")
+        if module in _MODULE_WORDS:
+            return f"while {_MODULE_WORDS[module]}"
+    return "before any step ran"
+
+
+def _full_folder(filename: Any, settings: Any) -> str:
+    """The folder a full disk holds: the file's, when the OS named one;
+    else, of the places a run writes, the one with the least room."""
+    import os
+    import shutil
+    import tempfile
+
+    if filename:
+        folder = os.path.dirname(os.path.abspath(os.fsdecode(filename)))
+        while folder and not os.path.isdir(folder):
+            folder = os.path.dirname(folder)
+        return folder
+    places = [tempfile.gettempdir(), os.path.dirname(os.path.abspath(settings.spark_log))]
+    if not _is_s3(settings.warehouse) and "://" not in settings.warehouse.removeprefix("file:"):
+        places.insert(0, os.path.abspath(settings.warehouse.removeprefix("file:")))
+    rooms = []
+    for place in places:
+        while place and not os.path.isdir(place):
+            place = os.path.dirname(place)
+        try:
+            rooms.append((shutil.disk_usage(place).free, place))
+        except OSError:
+            continue
+    return min(rooms)[1] if rooms else places[0]
+
+
+def _size(n: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TB"
+
+
+def _is_s3(location: str) -> bool:
+    return location.startswith(("s3a://", "s3://", "s3n://"))
+
+
+def _s3_uri(text: str) -> str | None:
+    found = re.search(r"s3[an]?://[^\s'\",\]\)]+", text)
+    return found.group(0).rstrip(".:") if found else None
+
+
+def _s3_endpoint(settings: Any) -> str:
+    conf = settings.storage_conf()
+    endpoint = settings.s3_endpoint or conf.get("spark.hadoop.fs.s3a.endpoint")
+    return endpoint or "(AWS S3)"
+
+
+def _kafka_bootstrap(pipeline: Any, settings: Any) -> str | None:
+    """The brokers of the pipeline's Kafka sources and sinks (a statement's
+    own, else the setting), None without one."""
+    steps = getattr(pipeline, "steps", ())
+    kafka = [s for s in steps if getattr(s, "format", None) == "kafka"]
+    if not kafka:
+        return None
+    own = sorted({b for s in kafka if (b := s.options.get("bootstrap"))})
+    return ", ".join(own) if own else settings.kafka_bootstrap or "(not set)"
+
+
+def _short(err: BaseException, texts: tuple[str, ...], text: str) -> str:
+    """One line of the fault: the root cause's, or the line naming it."""
+    cause = root_cause(err).summary
+    if any(t in cause for t in texts) or len(cause) < 200:
+        return cause.splitlines()[0] if cause else type(err).__name__
+    line = next((ln.strip() for ln in text.splitlines() if any(t in ln for t in texts)), cause)
+    return _clip(line)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 import threading
@@ -28,7 +29,17 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("explain", help="the steps, strategies and step graph")
     p.add_argument("path", help="a pipeline, or a folder of pipelines")
 
-    p = sub.add_parser("run", help="run every step once, incrementally, upstream first")
+    p = sub.add_parser("run", help="run every step once, incrementally, upstream first",
+                       description="Run every step once, incrementally, upstream first. "
+                                   "Exit 0 when every step ran; 1 when one failed (a full "
+                                   "disk, a store or broker that did not answer: one message "
+                                   "saying where and that a rerun is safe); 2 for a bad "
+                                   "setting or path; SIGTERM or SIGINT (Ctrl-C), to the "
+                                   "process or its group, stops it where it is: no further "
+                                   "step starts, the running ones are cut in their "
+                                   "micro-batch, the lock is released, exit 143 (SIGTERM) "
+                                   "or 130 (SIGINT); a rerun goes on from each step's last "
+                                   "commit.")
     p.add_argument("path", help="a pipeline, or a folder of pipelines (run one after another)")
     _spark_flags(p)
     p.add_argument("--rebuild", action="append", default=[], metavar="STEP|all",
@@ -42,7 +53,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="wait this long for a run of the same pipeline that holds its lock "
                         "(default 0: exit at once, naming the holder)")
 
-    p = sub.add_parser("serve", help="run every step continuously until SIGTERM or Ctrl-C")
+    p = sub.add_parser("serve", help="run every step continuously until SIGTERM or Ctrl-C",
+                       description="Run every step continuously until SIGTERM or SIGINT "
+                                   "(Ctrl-C), to the process or its group: each query then "
+                                   "stops after its micro-batch in flight (up to 30 s), the "
+                                   "lock is released, exit 0 (1 when a step failed while "
+                                   "serving).")
     p.add_argument("path")
     _spark_flags(p)
     # Unset flags take runtime.serve.ServeOptions' defaults (imported only
@@ -191,27 +207,60 @@ def _run(args: argparse.Namespace) -> int:
     from engine.maintenance import MaintenanceFailed
     from runtime.runner import StepFailed
     from splice.compile import compile_path, pipeline_paths
+    from splice.processes import on_stop_signals
+    from splice.stopping import RunStopper, Stopped
 
     # Every pipeline under a folder of pipelines (as Dagster loads them):
     # all compile before any runs; one failing does not stop the others.
     pipelines = [compile_path(p) for p in pipeline_paths(args.path)]
     rebuild = [t.strip() for arg in args.rebuild for t in arg.split(",") if t.strip()]
     failed = 0
-    for pipeline in pipelines:
-        if len(pipelines) > 1:
-            print(f"\n== pipeline '{pipeline.name}' ({pipeline.origin})", flush=True)
-        try:
-            run_and_report(pipeline, settings=_settings(args), rebuild=rebuild,
-                           parallel=args.parallel, wait=args.wait)
-        except (StepFailed, DefinitionChanged, LockBusy, MaintenanceFailed) as err:
-            failed += 1
-            print(f"\nsplice: {err}", file=sys.stderr)
-            if isinstance(err, StepFailed):
-                print(f"(the whole error is in {_log_detail(err)})", file=sys.stderr)
-        except KeyError as err:  # --rebuild named no step of the pipeline
-            print(f"splice: {err.args[0]}", file=sys.stderr)
-            return 2
+    stopper = RunStopper()
+    with on_stop_signals(stopper.request), contextlib.closing(stopper):
+        for pipeline in pipelines:
+            if len(pipelines) > 1:
+                print(f"\n== pipeline '{pipeline.name}' ({pipeline.origin})", flush=True)
+            settings = _settings(args)
+            try:
+                stopper.check()
+                run_and_report(pipeline, settings=settings, rebuild=rebuild,
+                               parallel=args.parallel, wait=args.wait, stopper=stopper)
+            except (StepFailed, DefinitionChanged, LockBusy, MaintenanceFailed) as err:
+                if stopper.signum is not None:  # a step the stop cut: the stop says it
+                    return _stopped(stopper, Stopped(stopper.signum))
+                failed += 1
+                said = fault_message(err, pipeline, settings)
+                print(f"\nsplice: {said or err}", file=sys.stderr)
+                if isinstance(err, StepFailed):
+                    print(f"(the whole error is in {_log_detail(err)})", file=sys.stderr)
+            except KeyError as err:  # --rebuild named no step of the pipeline
+                print(f"splice: {err.args[0]}", file=sys.stderr)
+                return 2
+            except Stopped as err:
+                return _stopped(stopper, err)
+            except Exception as err:
+                if stopper.signum is not None:
+                    return _stopped(stopper, Stopped(stopper.signum))
+                said = fault_message(err, pipeline, settings)
+                if said is None:
+                    raise
+                failed += 1
+                print(f"\nsplice: {said}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _stopped(stopper, err) -> int:  # (RunStopper, Stopped)
+    print(f"\n{stopper.message(err)}", file=sys.stderr, flush=True)
+    return err.code
+
+
+def fault_message(err: BaseException, pipeline, settings) -> str | None:
+    """A fault of the machine or the network (a full disk, an object store
+    or a broker that did not answer) in words: where, during what, and
+    whether a rerun is safe; None for any other error."""
+    from engine.errors import fault
+
+    return fault(err, pipeline, settings)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -222,10 +271,17 @@ def _serve(args: argparse.Namespace) -> int:
     from splice.serving import serve_and_report
 
     pipeline = compile_path(args.path)
+    settings = _settings(args)
     try:
-        return serve_and_report(pipeline, _settings(args), args.interval, args.report_every)
+        return serve_and_report(pipeline, settings, args.interval, args.report_every)
     except (StepFailed, DefinitionChanged, LockBusy) as err:
-        print(f"\nsplice: {err}", file=sys.stderr)
+        print(f"\nsplice: {fault_message(err, pipeline, settings) or err}", file=sys.stderr)
+        return 1
+    except Exception as err:  # a full disk, a store that did not answer: said, not a bug
+        said = fault_message(err, pipeline, settings)
+        if said is None:
+            raise
+        print(f"\nsplice: {said}", file=sys.stderr)
         return 1
 
 
@@ -260,11 +316,12 @@ def _log_detail(err) -> str:
 
 def run_and_report(pipeline, warehouse: str | None = None, master: str | None = None,
                    rebuild: list[str] | None = None, parallel: int = 4,
-                   wait: float | None = None, settings=None):
+                   wait: float | None = None, settings=None, stopper=None):
     """Run a compiled pipeline with a progress display and a summary; first
     drop the steps ``rebuild`` names (and those downstream) when asked.
     ``settings`` (a SpliceSettings) is built from ``warehouse``, ``master``
-    and the environment when not given."""
+    and the environment when not given. ``stopper`` (a
+    splice.stopping.RunStopper) stops the run on SIGTERM or SIGINT."""
     from engine.definitions import rebuild_targets
     from engine.io import StepIO
     from engine.session import start_session
@@ -280,7 +337,12 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
     # a --rebuild naming no step is refused before Spark starts
     dropped = rebuild_targets(pipeline, rebuild) if rebuild else []
     print(f"starting Spark ({settings.describe_spark()}) ...", flush=True)
-    spark = start_session(settings)
+    from splice.processes import stop_signals_ignored_by_children
+
+    with stop_signals_ignored_by_children():  # a signal to the group stops us, not Spark
+        spark = start_session(settings)
+    if stopper is not None:
+        stopper.attach(spark)  # a signal during Spark's start stops the run here
     io = StepIO(spark=spark, warehouse=settings.warehouse_layout(), pipeline=pipeline,
                 kafka_bootstrap=settings.kafka_bootstrap,
                 kafka_lost_records=settings.kafka_lost_records)
@@ -292,6 +354,8 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
 
     def progress(index: int, step: Step, report: StepReport | None) -> None:
         label = f"[{index + 1}/{total}] {step.op:<11} {step.id}"
+        if stopper is not None:  # no step starts once a stop signal came
+            (stopper.step_started if report is None else stopper.step_ended)(step.id)
         if report is None:
             started[step.id] = time.monotonic()
             print(f"{label} ...", flush=True)

@@ -1,6 +1,7 @@
 """The server processes this project starts (the Kafka broker, the Spark
 cluster, the Spark Connect server): waiting for one to end, ending one, and
-their scripts' ``start|stop [FOLDER]`` command line."""
+their scripts' ``start|stop [FOLDER]`` command line; and how a Splice
+command that starts Spark takes SIGTERM and SIGINT."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
@@ -114,3 +116,54 @@ def server_main(argv: list[str] | None, *, script: str, what: str, default_folde
         print(f"splice: {err}", file=sys.stderr)
         return 1
     return 0
+
+
+# -- a Splice command stopped by SIGTERM or Ctrl-C ------------------------------
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def stopped_code(signum: int) -> int:
+    """The exit code of a command a signal stopped before it was done: the
+    shell's 128 + the signal's number (130 for SIGINT, 143 for SIGTERM)."""
+    return 128 + signum
+
+
+@contextlib.contextmanager
+def stop_signals_ignored_by_children() -> Iterator[None]:
+    """Processes started inside (Spark's JVM) ignore SIGTERM and SIGINT.
+
+    systemd's stop, and a ``kill -TERM -PGID``, signal every process of the
+    group: the JVM's shutdown hook then stopped Spark under the Python
+    side, whose own clean stop failed with a Py4J traceback. A signal a
+    process ignores when it starts a program stays ignored in the program
+    (the JVM leaves an ignored SIGTERM, SIGINT or SIGHUP alone, as ``nohup``
+    relies on; PySpark has its JVM ignore SIGINT so), so the JVM outlives
+    the signal, and this process stops Spark cleanly. The JVM still ends
+    with this process: it exits when its standard input, a pipe from here,
+    closes. Handlers a signal had are restored after. A signal that comes
+    while the JVM is being launched (a few seconds) is ignored too."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers; nothing to do
+        return
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def on_stop_signals(handler: Callable[[int], None]) -> Iterator[None]:
+    """``handler(signum)`` on SIGTERM or SIGINT inside (in the main thread,
+    between two Python instructions); the handlers before, after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, lambda signum, _frame: handler(signum))
+                for s in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)

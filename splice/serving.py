@@ -1,19 +1,25 @@
 """``splice serve``: the pipeline's steps as long-running streaming queries
-(runtime/serve.py), with progress on the screen, until SIGTERM or Ctrl-C."""
+(runtime/serve.py), with progress on the screen, until SIGTERM or Ctrl-C.
+
+A stop signal (SIGTERM, what systemd sends, or SIGINT, Ctrl-C; to the
+process or to its whole group) stops every query between micro-batches
+(runtime/serve.py), releases the pipeline's lock and exits 0: a clean
+stop is serve's normal end. Spark's JVM ignores both signals
+(splice/processes.py), so a signal to the group does not stop Spark under
+the queries' stop."""
 
 from __future__ import annotations
 
-import signal
 import sys
 import threading
 import time
-from typing import Any
 
 from engine.io import StepIO
 from engine.session import start_session
 from engine.settings import SpliceSettings
 from runtime.planner import planned
 from runtime.serve import ServeOptions, serve
+from splice.processes import on_stop_signals, stop_signals_ignored_by_children
 from sql.plan import Pipeline
 
 
@@ -21,22 +27,19 @@ def serve_and_report(pipeline: Pipeline, settings: SpliceSettings, interval_s: f
                      report_every_s: float | None) -> int:
     """Serve ``pipeline`` until SIGTERM or Ctrl-C, printing each step's
     progress; ``interval_s`` and ``report_every_s`` None: ServeOptions'
-    defaults."""
+    defaults. 0 after a stop signal; 1 when a step failed while serving."""
     given = {"interval_s": interval_s, "report_every_s": report_every_s}
     options = ServeOptions(**{k: v for k, v in given.items() if v is not None})
     settings = settings.with_packages(planned(pipeline).packages())
-    print(f"starting Spark ({settings.describe_spark()}) ...", flush=True)
-    spark = start_session(settings)
-    io = StepIO(spark=spark, warehouse=settings.warehouse_layout(), pipeline=pipeline,
-                kafka_bootstrap=settings.kafka_bootstrap,
-                kafka_lost_records=settings.kafka_lost_records)
     stop = threading.Event()
 
-    def on_signal(signum: int, _frame: Any) -> None:
-        print(f"\n{signal.Signals(signum).name}: stopping every query ...", flush=True)
+    def on_signal(signum: int) -> None:
+        if stop.is_set():
+            return  # already stopping; the first signal said so
+        name = "SIGINT" if signum == 2 else "SIGTERM"
+        print(f"\n{name}: stopping every query (each after its micro-batch in flight, "
+              f"up to {options.drain_s:g} s) ...", flush=True)
         stop.set()
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
 
     def report(lines: list[str]) -> None:
         print(time.strftime("%H:%M:%S"), flush=True)
@@ -47,12 +50,15 @@ def serve_and_report(pipeline: Pipeline, settings: SpliceSettings, interval_s: f
         print(f"serving '{pipeline.name}': every step's query triggers every "
               f"{options.interval_s:g} s (Ctrl-C or SIGTERM stops them)", flush=True)
 
-    try:
+    with on_stop_signals(on_signal):
+        print(f"starting Spark ({settings.describe_spark()}) ...", flush=True)
+        with stop_signals_ignored_by_children():
+            spark = start_session(settings)
+        io = StepIO(spark=spark, warehouse=settings.warehouse_layout(), pipeline=pipeline,
+                    kafka_bootstrap=settings.kafka_bootstrap,
+                    kafka_lost_records=settings.kafka_lost_records)
         served = serve(pipeline, io, stop, on_report=report, on_started=started,
                        options=options)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
     print("stopped; what each step read while serving:")
     report([s.line() for s in served])
     failed = [s for s in served if s.failures]
