@@ -366,19 +366,23 @@ def fault(err: BaseException, pipeline: Any, settings: Any) -> str | None:
         folder = _full_folder(full[0].filename if full else None, settings)
         return disk_full(folder, during)
     kafka = _kafka_bootstrap(pipeline, settings)
+    worded = getattr(err, "step", None) is not None  # a step's failure, in its own words
     if kafka and "kafka" in text.lower() and any(t in text for t in _BROKER_TEXTS):
-        return (f"the Kafka brokers {kafka} did not answer {during}: "
-                f"{_short(err, _BROKER_TEXTS, text)}. Start them, or fix the bootstrap "
-                f"setting (SPLICE_KAFKA_BOOTSTRAP, or the source's properties.bootstrap."
-                f"server), then run again. {RERUN_SAFE}")
+        said = (str(err) if worded else
+                f"the Kafka brokers {kafka} did not answer {during}: "
+                f"{_short(err, _BROKER_TEXTS, text)}")
+        return (f"{said.rstrip('. ')}. Once they answer (or the bootstrap setting is fixed: "
+                f"SPLICE_KAFKA_BOOTSTRAP, or the source's own), run again. {RERUN_SAFE}")
     s3 = [e for e in chain if type(e).__module__.split(".")[0] in _STORE_MODULES]
     uri = _s3_uri(text) or (settings.warehouse if _is_s3(settings.warehouse) else None)
     if uri and (s3 or any(t in text for t in _STORE_TEXTS)):
         endpoint = _s3_endpoint(settings)
-        return (f"the object store {endpoint} did not answer {during} (at {uri}): "
-                f"{_short(s3[-1] if s3 else err, _STORE_TEXTS, text)}. Run again once it "
-                f"answers. {RERUN_SAFE} (a lease this run could not release holds the next "
-                f"run up to SPLICE_LOCK_LEASE_SECONDS, default 60)")
+        what = (f"the object store {endpoint} did not answer (at {uri}): {err}" if worded else
+                f"the object store {endpoint} did not answer {during} (at {uri}): "
+                f"{_short(s3[-1] if s3 else err, _STORE_TEXTS, text)}")
+        return (f"{what.rstrip('. ')}. Run again once it answers. {RERUN_SAFE} (a lease this "
+                f"run could not release holds the next run up to SPLICE_LOCK_LEASE_SECONDS, "
+                f"default 60)")
     return None
 
 

@@ -167,3 +167,11 @@ def on_stop_signals(handler: Callable[[int], None]) -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+def say_now(text: str) -> None:
+    """Print ``text`` from a signal handler: straight to the file, since the
+    handler may have interrupted a ``print`` of the main thread (a buffered
+    stream refuses a reentrant write)."""
+    with contextlib.suppress(OSError, ValueError):
+        os.write(sys.stdout.fileno(), text.encode())

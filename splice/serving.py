@@ -19,7 +19,7 @@ from engine.session import start_session
 from engine.settings import SpliceSettings
 from runtime.planner import planned
 from runtime.serve import ServeOptions, serve
-from splice.processes import on_stop_signals, stop_signals_ignored_by_children
+from splice.processes import on_stop_signals, say_now, stop_signals_ignored_by_children
 from sql.plan import Pipeline
 
 
@@ -37,8 +37,8 @@ def serve_and_report(pipeline: Pipeline, settings: SpliceSettings, interval_s: f
         if stop.is_set():
             return  # already stopping; the first signal said so
         name = "SIGINT" if signum == 2 else "SIGTERM"
-        print(f"\n{name}: stopping every query (each after its micro-batch in flight, "
-              f"up to {options.drain_s:g} s) ...", flush=True)
+        say_now(f"\n{name}: stopping every query (each after its micro-batch in flight, "
+                f"up to {options.drain_s:g} s) ...\n")
         stop.set()
 
     def report(lines: list[str]) -> None:

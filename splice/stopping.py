@@ -26,7 +26,7 @@ import signal
 import threading
 from typing import Any
 
-from splice.processes import stopped_code
+from splice.processes import say_now, stopped_code
 
 
 class Stopped(Exception):
@@ -63,8 +63,8 @@ class RunStopper:
         if self.signum is not None:
             return  # already stopping
         self.signum = signum
-        print(f"\n{signal_name(signum)}: stopping the run: no further step starts, and the "
-              f"steps running stop in their micro-batch in flight ...", flush=True)
+        say_now(f"\n{signal_name(signum)}: stopping the run: no further step starts, and the "
+                f"steps running stop in their micro-batch in flight ...\n")
         self._start_cancelling()
 
     def attach(self, spark: Any) -> None:
