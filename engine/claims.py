@@ -132,13 +132,21 @@ def _check(c: _Claim, held: dict[str, Any] | None, pipeline: Pipeline,
             f"drop the old pipeline (delete {folder} and its outputs)")
     output = c.record["output"]
     part = _part_of(pipeline.origin, held.get("origin"))
-    if part is not None:  # one of the two is a file of the other's folder
+    if part is not None and part[1] == held.get("origin"):  # a file of the holder's folder
         file, folder = part
-        name = held.get("pipeline") if folder == held.get("origin") else pipeline.name
         raise ClaimRefused(
             f"pipeline {mine} cannot write output '{output}' on warehouse {root}: {file} is "
-            f"a file of pipeline '{name}' (the folder {folder}), which already writes it; run "
-            f"the folder as the pipeline it is (splice run {folder}), not the file alone")
+            f"a file of pipeline '{held.get('pipeline')}' (the folder {folder}), which already "
+            f"writes it; run the folder as the pipeline it is (splice run {folder}), not the "
+            "file alone")
+    if part is not None:  # the holder is a file of this pipeline's folder, run alone
+        file, folder = part
+        raise ClaimRefused(
+            f"pipeline {mine} cannot write output '{output}' on warehouse {root}: its file "
+            f"{file} was run alone as pipeline '{held.get('pipeline')}', which already writes "
+            f"it; keep running that file as it was (splice run {file}), or drop pipeline "
+            f"'{held.get('pipeline')}' (delete {warehouse.pipeline_path(str(held.get('pipeline')))}"
+            f", its outputs and {c.path}) to run the folder")
     raise ClaimRefused(
         f"pipeline {mine} cannot write output '{output}' on warehouse {root}: pipeline "
         f"{other} already writes it; rename the output in one of the two pipelines, or drop "
