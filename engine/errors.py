@@ -368,11 +368,12 @@ def fault(err: BaseException, pipeline: Any, settings: Any) -> str | None:
     kafka = _kafka_bootstrap(pipeline, settings)
     worded = getattr(err, "step", None) is not None  # a step's failure, in its own words
     if kafka and "kafka" in text.lower() and any(t in text for t in _BROKER_TEXTS):
-        said = (str(err) if worded else
-                f"the Kafka brokers {kafka} did not answer {during}: "
-                f"{_short(err, _BROKER_TEXTS, text)}")
-        return (f"{said.rstrip('. ')}. Once they answer (or the bootstrap setting is fixed: "
-                f"SPLICE_KAFKA_BOOTSTRAP, or the source's own), run again. {RERUN_SAFE}")
+        if worded:  # the step's own words name the brokers and what to do
+            return f"{str(err).rstrip('. ')}. {RERUN_SAFE}"
+        return (f"the Kafka brokers {kafka} did not answer {during}: "
+                f"{_short(err, _BROKER_TEXTS, text)}. Once they answer (or the bootstrap "
+                f"setting is fixed: SPLICE_KAFKA_BOOTSTRAP, or the source's own), run again. "
+                f"{RERUN_SAFE}")
     s3 = [e for e in chain if type(e).__module__.split(".")[0] in _STORE_MODULES]
     uri = _s3_uri(text) or (settings.warehouse if _is_s3(settings.warehouse) else None)
     if uri and (s3 or any(t in text for t in _STORE_TEXTS)):

@@ -146,6 +146,8 @@ def serve(pipeline: Pipeline, io: StepIO, stop: threading.Event,
     options = options or ServeOptions()
     with hold(pipeline, io.warehouse, wait=wait):
         run_steps(pipeline, io)  # catch up; every step's table exists after it
+        if stop.is_set():  # stopped during the catch-up: no query to start
+            return []
         plan = planned(pipeline)
         bound = bind(io, plan)
         served = [ServedStep(node=plan.node(s.id), io=replace(bound, spark=own_session(io.spark)))

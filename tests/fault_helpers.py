@@ -9,10 +9,49 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from engine import fs
+from engine.io import StepIO
 from tests.conftest import ROOT
+from tests.crash_harness import table_rows
+from tests.pipeline_helpers import append
+
+# The fault tests' pipeline: a JSON source (a bad record a round goes to its
+# dead letter), a Delta source read as a table, and a stream-table join:
+# five steps, so a child run of it is short and a signal finds steps running.
+SQL = """
+CREATE STREAM customers (id INT, name STRING) WITH (location='customers', key='id');
+CREATE STREAM orders (id INT, customer_id INT, item STRING)
+  WITH (location='orders', format='json', key='id');
+WITH customersTable AS (SELECT TABLE * FROM customers);
+INSERT INTO result
+SELECT STREAM customersTable.name, orders.item
+FROM orders LEFT JOIN customersTable ON customersTable.id = orders.customer_id;
+"""
+
+
+def add_round(io: StepIO, n: int) -> None:
+    """Round ``n``: two customers (renamed each round), four orders and a bad one."""
+    append(io, "customers", [{"id": c, "name": f"c{c}-r{n}"} for c in range(1, 3)])
+    append(io, "orders", [*({"id": 10 * n + i, "customer_id": 1 + i % 3, "item": f"i{n}-{i}"}
+                            for i in range(4)),
+                          {"id": 10 * n + 9, "customer_id": "x", "item": "bad"}])
+
+
+def every_row(io: StepIO) -> dict[str, Counter]:
+    """tests/crash_harness.py's rows of every output and dead letter, the
+    dead letters of an object store's warehouse included."""
+    rows = table_rows(io)
+    for name in io.pipeline.sources:
+        path = io.warehouse.dead_letter_path(io.pipeline.name, name)
+        if f"dead_letter:{name}" not in rows and fs.exists(io.spark, f"{path}/_delta_log"):
+            df = io.spark.read.format("delta").load(path).drop("rejected_at", "batch_id")
+            rows[f"dead_letter:{name}"] = Counter(tuple(sorted(r.asDict().items()))
+                                                  for r in df.collect())
+    return rows
 
 TRACEBACKS = ("Traceback (most recent call last)", "py4j.protocol", "Py4JError",
               "Py4JJavaError", "botocore.exceptions", "\tat org.apache")
@@ -65,6 +104,12 @@ class Child:
     def assert_no_traceback(self) -> None:
         shown = [t for t in TRACEBACKS if t in self.text]
         assert not shown, f"{shown} in the output:\n{self.text[-4000:]}"
+
+    def said(self) -> str:
+        """The command's message: its first line starting with ``splice: ``."""
+        found = [line.rstrip("\n") for line in self.lines if line.startswith("splice: ")]
+        assert found, f"no message:\n{self.text[-4000:]}"
+        return found[0]
 
     def last_line(self) -> str:
         """The last line printed that is not empty."""
