@@ -76,17 +76,14 @@ def _files(root: Path) -> dict[str, int]:
     return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()}
 
 
-def _settled(root: Path) -> dict[str, int]:
-    """:func:`_files` once the paused writer's other steps are paused or done
-    too (steps run side by side: each stops at its own first commit point,
-    or ends): nothing changed for two seconds."""
-    last = _files(root)
-    while True:
-        time.sleep(2.0)
-        now = _files(root)
-        if now == last:
-            return now
-        last = now
+def _claims(root: Path) -> dict[str, str]:
+    """What a rival could leave before its first write: the pipelines'
+    folders, their owner files and the output claims, with their content."""
+    splice = root / "_splice"
+    found = {p.name: "" for p in splice.iterdir()}
+    for path in [*splice.glob("*/owner.json"), *splice.glob("output-claims/*")]:
+        found[str(path.relative_to(root))] = path.read_text()
+    return found
 
 
 class Paused:
@@ -109,8 +106,11 @@ class Paused:
 
 
 def _cli_in_child(pipeline: Path, root: str, env: dict[str, str]) -> subprocess.Popen:
+    # One step at a time: paused at its first commit point, the run writes
+    # nothing else, and every file of the warehouse stays as it is.
     return subprocess.Popen([sys.executable, "-m", "splice.cli", "run", str(pipeline),
-                             "--warehouse", root], cwd=ROOT, env=child_env(**env),
+                             "--warehouse", root, "--parallel", "1"], cwd=ROOT,
+                            env=child_env(**env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -143,7 +143,7 @@ def test_cli_against_cli_under_two_spellings(spark, tmp_path: Path, spellings, c
     paused = Paused(tmp_path)
     first = _cli_in_child(shop, plain, paused.env)
     paused.wait_reached(first)
-    before = _settled(Path(plain))
+    before = _files(Path(plain))
     assert main(["run", str(shop), "--warehouse", uri]) == 1
     err = capsys.readouterr().err
     assert f"splice: pipeline 'shop' is being run by pid {first.pid} on " in err
@@ -170,7 +170,7 @@ def test_cli_against_dagster(spark, tmp_path: Path, spellings, monkeypatch) -> N
     paused = Paused(tmp_path)
     first = _cli_in_child(shop, link, paused.env)
     paused.wait_reached(first)
-    before = _settled(Path(plain))
+    before = _files(Path(plain))
     message = _failure(_dagster(shop, f"file://{plain}"))
     assert f"pipeline 'shop' is being run by pid {first.pid} on " in message
     assert f"lock {plain}/_splice/shop/run.lock" in message
@@ -201,14 +201,16 @@ def test_dagster_against_cli_and_dagster(spark, tmp_path: Path, spellings, capsy
     thread = _dagster_in_thread(shop, link, results)
     paused.wait_reached()
     monkeypatch.delenv(PAUSE_ENV)
-    before = _settled(Path(plain))
+    # The Dagster run's other steps go on side by side until each pauses or
+    # ends: what the rivals could have written is their claims.
+    before = _claims(Path(plain))
     assert main(["run", str(shop), "--warehouse", uri]) == 1
     err = capsys.readouterr().err
     assert "splice: pipeline 'shop' is being run by pid" in err
     assert "(dagster run " in err and ", pipeline shop)" in err
     message = _failure(_dagster(shop, uri))
     assert "pipeline 'shop' is being run by pid" in message and "(dagster run " in message
-    assert _files(Path(plain)) == before
+    assert _claims(Path(plain)) == before
     paused.release()
     thread.join(timeout=300)
     assert results and results[0].success
