@@ -368,8 +368,11 @@ def fault(err: BaseException, pipeline: Any, settings: Any) -> str | None:
     kafka = _kafka_bootstrap(pipeline, settings)
     worded = getattr(err, "step", None) is not None  # a step's failure, in its own words
     if kafka and "kafka" in text.lower() and any(t in text for t in _BROKER_TEXTS):
-        if worded:  # the step's own words name the brokers and what to do
+        if worded and kafka in str(err):  # the step's own words name the brokers
             return f"{str(err).rstrip('. ')}. {RERUN_SAFE}"
+        if worded:
+            return (f"the Kafka brokers {kafka} did not answer: {str(err).rstrip('. ')}. Once "
+                    f"they answer, run again. {RERUN_SAFE}")
         return (f"the Kafka brokers {kafka} did not answer {during}: "
                 f"{_short(err, _BROKER_TEXTS, text)}. Once they answer (or the bootstrap "
                 f"setting is fixed: SPLICE_KAFKA_BOOTSTRAP, or the source's own), run again. "

@@ -4,6 +4,7 @@ tests: signals to its group, outages of its store or broker, a full disk."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import subprocess
 import sys
@@ -16,16 +17,19 @@ from pathlib import Path
 from engine import fs
 from engine.io import StepIO
 from tests.conftest import ROOT
-from tests.crash_harness import table_rows
+from tests.crash_harness import BASE, table_rows
 from tests.pipeline_helpers import append
 
 # The fault tests' pipeline: a JSON source (a bad record a round goes to its
 # dead letter), a Delta source read as a table, and a stream-table join:
 # five steps, so a child run of it is short and a signal finds steps running.
+# Event times are the records' own (ROWTIME is then the same in every
+# warehouse).
 SQL = """
-CREATE STREAM customers (id INT, name STRING) WITH (location='customers', key='id');
-CREATE STREAM orders (id INT, customer_id INT, item STRING)
-  WITH (location='orders', format='json', key='id');
+CREATE STREAM customers (id INT, name STRING, ts TIMESTAMP)
+  WITH (location='customers', key='id', timestamp='ts');
+CREATE STREAM orders (id INT, customer_id INT, item STRING, ts TIMESTAMP)
+  WITH (location='orders', format='json', key='id', timestamp='ts');
 WITH customersTable AS (SELECT TABLE * FROM customers);
 INSERT INTO result
 SELECT STREAM customersTable.name, orders.item
@@ -34,11 +38,18 @@ FROM orders LEFT JOIN customersTable ON customersTable.id = orders.customer_id;
 
 
 def add_round(io: StepIO, n: int) -> None:
-    """Round ``n``: two customers (renamed each round), four orders and a bad one."""
-    append(io, "customers", [{"id": c, "name": f"c{c}-r{n}"} for c in range(1, 3)])
-    append(io, "orders", [*({"id": 10 * n + i, "customer_id": 1 + i % 3, "item": f"i{n}-{i}"}
-                            for i in range(4)),
-                          {"id": 10 * n + 9, "customer_id": "x", "item": "bad"}])
+    """Round ``n``: two new customers, four orders of round 0's customers 1
+    and 2 and of customer 3, who never comes (a null name), and a bad order.
+    No order names a customer of its own round: served, the two could meet
+    in either order, and the rows would depend on it."""
+    def ts(seconds: int) -> str:
+        return (BASE + dt.timedelta(minutes=15 * n, seconds=seconds)).isoformat()
+
+    append(io, "customers", [{"id": 100 * n + c, "name": f"c{c}-r{n}", "ts": ts(c)}
+                             for c in (1, 2)])
+    append(io, "orders", [*({"id": 10 * n + i, "customer_id": 1 + i % 3, "item": f"i{n}-{i}",
+                             "ts": ts(10 + i)} for i in range(4)),
+                          {"id": 10 * n + 9, "customer_id": "x", "item": "bad", "ts": ts(5)}])
 
 
 def every_row(io: StepIO) -> dict[str, Counter]:
@@ -114,6 +125,21 @@ class Child:
     def last_line(self) -> str:
         """The last line printed that is not empty."""
         return next(line for line in reversed(self.lines) if line.strip()).rstrip("\n")
+
+
+def jvm_in_group(pgid: int) -> bool:
+    """Whether a Java process (Spark's JVM, its launcher) runs in group ``pgid``."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            cmd = (entry / "cmdline").read_bytes().split(b"\0")[0]
+        except OSError:
+            continue
+        if int(stat[2]) == pgid and cmd.endswith(b"java"):
+            return True
+    return False
 
 
 def group_ended(pgid: int, seconds: float = 30) -> bool:
