@@ -187,24 +187,28 @@ class AggregateBuilder:
 
     def _check(self, node: exp.Expression) -> None:
         """Every column outside an aggregate must be part of a grouping
-        expression."""
-        if isinstance(node, exp.AggFunc):
-            self._check_aggregate(node)
-            return
-        if isinstance(node, exp.Column) and node.name.upper() == ROWTIME:
-            return  # every output carries ROWTIME (a group's latest)
-        if isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
-            return
-        if any(self._canonical(node) == g for g in self._groups):
-            return
-        if isinstance(node, exp.Column):
-            text = node.sql()
-            raise SqlError(self.scope.position(node, self.where),
-                           f"'{text}' is neither grouped nor aggregated: a group has one row, "
-                           "and this column may differ between its records",
-                           f"add {text} to GROUP BY, or aggregate it, for example MAX({text})")
-        for child in node.iter_expressions():
-            self._check(child)
+        expression. A loop over the tree, outermost first (a chain of a
+        thousand ``+`` is a tree a thousand deep)."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, exp.AggFunc):
+                self._check_aggregate(current)
+                continue
+            if isinstance(current, exp.Column) and current.name.upper() == ROWTIME:
+                continue  # every output carries ROWTIME (a group's latest)
+            if isinstance(current, exp.Column) and isinstance(current.this, exp.Star):
+                continue
+            if any(self._canonical(current) == g for g in self._groups):
+                continue
+            if isinstance(current, exp.Column):
+                text = current.sql()
+                raise SqlError(self.scope.position(current, self.where),
+                               f"'{text}' is neither grouped nor aggregated: a group has one "
+                               "row, and this column may differ between its records",
+                               f"add {text} to GROUP BY, or aggregate it, for example "
+                               f"MAX({text})")
+            stack.extend(reversed(list(current.iter_expressions())))
 
     def _check_aggregate(self, call: exp.AggFunc) -> None:
         pos = self.scope.position(call, self.where)

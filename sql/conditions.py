@@ -40,12 +40,15 @@ class SplitCondition:
 
 def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
     """The AND-ed parts of a condition, parentheses removed."""
-    if node is None:
-        return []
-    node = node.unnest()
-    if isinstance(node, exp.And):
-        return conjuncts(node.this) + conjuncts(node.expression)
-    return [node]
+    parts: list[exp.Expression] = []
+    stack = [node] if node is not None else []
+    while stack:  # a loop: thousands of AND are a tree thousands deep
+        current = stack.pop().unnest()
+        if isinstance(current, exp.And):
+            stack += [current.expression, current.this]
+        else:
+            parts.append(current)
+    return parts
 
 
 def and_all(parts: list[Compiled]) -> str | None:

@@ -224,29 +224,26 @@ class TimeBoundReader:
             return None
 
     def _term(self, node: exp.Expression | None) -> _Term | None:
-        """``node`` as one input's event time plus a constant interval."""
-        if node is None:
-            return None
-        node = node.unnest()
-        if isinstance(node, exp.Column):
-            if isinstance(node.this, exp.Star):
+        """``node`` as one input's event time plus a constant interval.
+        A loop down ``time + interval - interval ...`` (however long)."""
+        offset = 0
+        while node is not None:
+            node = node.unnest()
+            if isinstance(node, exp.Column):
+                if isinstance(node.this, exp.Star):
+                    return None
+                resolved = self._resolve(node)
+                if resolved is None or not _is_event_time(resolved):
+                    return None
+                return _Term(resolved.input.side, offset)
+            if isinstance(node, exp.Add) and (ms := interval_ms(node.expression)) is not None:
+                node, offset = node.this, offset + ms
+            elif isinstance(node, exp.Add) and (ms := interval_ms(node.this)) is not None:
+                node, offset = node.expression, offset + ms
+            elif isinstance(node, exp.Sub) and (ms := interval_ms(node.expression)) is not None:
+                node, offset = node.this, offset - ms
+            else:
                 return None
-            resolved = self._resolve(node)
-            if resolved is None or not _is_event_time(resolved):
-                return None
-            return _Term(resolved.input.side, 0)
-        if isinstance(node, exp.Add):
-            for term, amount in ((node.this, node.expression), (node.expression, node.this)):
-                ms = interval_ms(amount)
-                inner = self._term(term) if ms is not None else None
-                if inner is not None and ms is not None:
-                    return _Term(inner.side, inner.offset_ms + ms)
-            return None
-        if isinstance(node, exp.Sub):
-            ms = interval_ms(node.expression)
-            inner = self._term(node.this) if ms is not None else None
-            if inner is not None and ms is not None:
-                return _Term(inner.side, inner.offset_ms - ms)
         return None
 
     # -- errors -------------------------------------------------------------

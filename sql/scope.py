@@ -367,21 +367,49 @@ _NULL_PROPAGATING = (exp.Add, exp.Sub, exp.Mul, exp.Neg, exp.Paren, exp.Alias, e
 def expression_nullable(node: exp.Expression, tokens: dict[str, bool]) -> bool:
     """Whether an expression over the tokens ``__s.__cN`` (whose
     nullability is ``tokens``) may be NULL. Conservative: anything not known
-    to be non-null is nullable."""
+    to be non-null is nullable.
+
+    Iterative (an explicit stack, operands before their operator): a chain
+    of a thousand ``+`` is a tree a thousand deep, past Python's recursion
+    limit."""
+    known: dict[int, bool] = {}
+    stack: list[tuple[exp.Expression, bool]] = [(node, False)]
+    while stack:
+        current, operands_done = stack.pop()
+        leaf = _leaf_nullable(current, tokens)
+        if leaf is not None:
+            known[id(current)] = leaf
+            continue
+        operands = _operands(current)
+        if not operands_done:
+            stack.append((current, True))
+            stack.extend((o, False) for o in operands)
+            continue
+        values = [known[id(o)] for o in operands]
+        known[id(current)] = all(values) if isinstance(current, exp.Coalesce) else any(values)
+    return known[id(node)]
+
+
+def _leaf_nullable(node: exp.Expression, tokens: dict[str, bool]) -> bool | None:
+    """The nullability of a node that does not depend on its operands;
+    ``None`` for one that does (a COALESCE or a NULL-propagating operator)."""
     if isinstance(node, exp.Column):
         return tokens.get(node.name, True)
     if isinstance(node, exp.Null):
         return True
-    if isinstance(node, (exp.Literal, exp.Boolean, exp.Star)):
-        return False
-    if isinstance(node, exp.Count):
+    if isinstance(node, (exp.Literal, exp.Boolean, exp.Star, exp.Count)):
         return False
     if isinstance(node, exp.Coalesce):
-        args = [node.this, *node.expressions]
-        return all(expression_nullable(a, tokens) for a in args if a is not None)
+        return None if _operands(node) else True
     if isinstance(node, _NULL_PROPAGATING):
-        return any(expression_nullable(c, tokens) for c in node.iter_expressions())
+        return None
     return True
+
+
+def _operands(node: exp.Expression) -> list[exp.Expression]:
+    if isinstance(node, exp.Coalesce):
+        return [a for a in (node.this, *node.expressions) if isinstance(a, exp.Expression)]
+    return list(node.iter_expressions())
 
 
 def _unqualify(n: exp.Expression) -> exp.Expression:

@@ -11,6 +11,7 @@ on and report their errors too (``splice validate`` prints every error).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -18,8 +19,10 @@ from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from sql import nodes
+from sql.depth import MAX_NESTING, deepest_expression, ensure_stack, too_deep
 from sql.dialect import Splice
 from sql.errors import Position, SqlError, SqlErrors, position_in
+from sql.limits import FIX_TEXT, too_long, too_long_rule
 from sql.parsing.parser import SpliceParser
 from sql.parsing.statements import PIPELINE_STATEMENTS
 
@@ -67,6 +70,7 @@ def parse_partial(text: str, file: str) -> ParsedScript:
     tokenize has no statements: its one error stops the whole file, whose
     names are then all unknown (``unnamed``)."""
     source = _Source(text, file)
+    ensure_stack()
     try:
         tokens = _tokenize(source)
     except _Rejected as rejected:
@@ -241,20 +245,30 @@ def _split_statements(tokens: list[Token]) -> list[list[Token]]:
 
 def _parse_statement(source: _Source, chunk: list[Token]) -> ParsedStatement:
     first, last = chunk[0], chunk[-1]
+    deep = too_deep(chunk)
+    if deep is not None:
+        raise _Rejected(nesting_error(source.at(deep[1].start), deep[0]))
     parser = _DIALECT.parser(error_level=ErrorLevel.IMMEDIATE)
     try:
         parsed = parser.parse(chunk, source.text)
     except ParseError as error:
         raise _Rejected(_syntax_error(source, error, first)) from None
+    except RecursionError:  # the backstop of too_deep: never a traceback
+        raise _Rejected(nesting_error(source.at(first.start), None)) from None
     except Exception:  # a parser bug must not reach the user as a traceback
         raise _Rejected(_internal_error(source, parser, first)) from None
 
     node = parsed[0] if len(parsed) == 1 else None
     if not isinstance(node, nodes.STATEMENT_TYPES):
         raise _Rejected(_not_a_statement(source, first))
+    deep = deepest_expression(node)
+    if deep is not None:
+        raise _Rejected(nesting_error(
+            node_position(deep[1], source.text, source.file, source.at(first.start)), deep[0]))
 
     node.meta["offset"] = first.start
     _position_joins(node)
+    _check_intervals(source, node, chunk)
     return ParsedStatement(
         node=node, position=source.at(first.start), text=source.text[first.start : last.end + 1]
     )
@@ -267,6 +281,36 @@ def _position_joins(node: exp.Expr) -> None:
             offset = _earliest_offset(join)
             if offset is not None:
                 join.meta["offset"] = offset
+
+
+def _check_intervals(source: _Source, node: exp.Expr, chunk: list[Token]) -> None:
+    """Refuse an INTERVAL in an expression (a time bound in ON, a
+    watermark, a residual predicate ...) that is longer than Spark can hold
+    (:mod:`sql.limits`); the durations of Splice's clauses are checked as
+    they are parsed."""
+    from sql.intervals import interval_ms  # it imports the analysis, which imports this
+
+    first = chunk[0]
+
+    for interval in node.find_all(exp.Interval):
+        ms = interval_ms(interval)
+        if ms is not None and too_long(ms):
+            where = node_position(interval, source.text, source.file,
+                                  _amount_position(source, chunk, interval, first))
+            raise _Rejected(SqlError(where, too_long_rule(interval.sql(dialect="spark")),
+                                     FIX_TEXT))
+
+
+def _amount_position(source: _Source, chunk: list[Token], interval: exp.Interval,
+                     first: Token) -> Position:
+    """Where an INTERVAL whose nodes sqlglot did not position (``INTERVAL 5
+    SECONDS``: the amount becomes a new string literal) is written: the
+    first INTERVAL keyword followed by its amount."""
+    amount = interval.this.name if isinstance(interval.this, exp.Expression) else None
+    for keyword, token in itertools.pairwise(chunk):
+        if keyword.token_type == TokenType.INTERVAL and token.text == amount:
+            return source.at(token.start)
+    return source.at(first.start)
 
 
 def _earliest_offset(node: exp.Expr) -> int | None:
@@ -300,6 +344,19 @@ def _not_a_statement(source: _Source, first: Token) -> SqlError:
         source.at(first.start),
         f"{what} be part of a pipeline, which holds only {PIPELINE_STATEMENTS}",
         fix,
+    )
+
+
+def nesting_error(position: Position, depth: int | None) -> SqlError:
+    """The error of a statement whose expression nests deeper than Spark
+    compiles (``depth`` levels where known; :mod:`sql.depth`)."""
+    how_deep = f"nested {depth} deep" if depth is not None else "nested too deep to compile"
+    return SqlError(
+        position,
+        f"expression {how_deep}; at most {MAX_NESTING} levels of operators, function calls, "
+        "parentheses and CASE are allowed (Spark's parser overflows its stack on deeper "
+        "ones; AND and OR do not count)",
+        "compute part of it in an earlier step (WITH name AS (SELECT ...)), or nest it less",
     )
 
 

@@ -30,6 +30,7 @@ from sql import nodes
 from sql.conditions import EqualityPart, SplitCondition
 from sql.errors import Position, SqlError
 from sql.intervals import TimeBoundReader
+from sql.limits import LIMIT_TEXT, MAX_DURATION_DAYS, too_long
 from sql.plan import Window
 from sql.scope import Input, Scope, WindowedBy
 
@@ -88,8 +89,14 @@ def stream_stream_window(join: exp.Join, left: Input, right: Input, condition: S
                            "add WITHIN before it, for example WITHIN 5 MINUTES GRACE PERIOD "
                            "1 MINUTE")
         return JoinWindow(None, condition, hint)
-    return JoinWindow(window.model_copy(update={
-        "grace_ms": _grace(grace, left, right, setting_grace_ms)}), condition)
+    grace_ms = _grace(grace, left, right, setting_grace_ms)
+    if too_long(window.before_ms + window.after_ms + grace_ms):
+        at = forms[0][2] if forms else where
+        raise SqlError(at, f"this join's window and grace add up to "
+                       f"{window.before_ms + window.after_ms + grace_ms} ms, longer than Spark "
+                       f"can hold: {LIMIT_TEXT}", f"shorten the window or the grace period "
+                       f"so that together they last at most {MAX_DURATION_DAYS} days")
+    return JoinWindow(window.model_copy(update={"grace_ms": grace_ms}), condition)
 
 
 def reject_window_clauses(join: exp.Join, left: Input, right: Input, scope: Scope,

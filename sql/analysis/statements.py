@@ -16,9 +16,10 @@ from sql import nodes
 from sql.analysis.base import AnalyzerBase, CurrentStatement, name_of
 from sql.errors import SqlError, SqlErrors
 from sql.intervals import parse_duration_ms
+from sql.limits import FIX_TEXT, too_long, too_long_rule
 from sql.names import check_name
 from sql.plan import Kind, Pipeline
-from sql.script import ParsedStatement
+from sql.script import ParsedStatement, nesting_error
 
 # Settings that change what Splice does, and the Lenses / ksqlDB settings that
 # are accepted because they have no meaning on a lakehouse.
@@ -39,7 +40,9 @@ class StatementAnalyzer(AnalyzerBase):
             self._stmt = CurrentStatement(parsed, text, file)
             try:
                 self._statement(parsed.node)
-            except SqlError as err:
+            except (SqlError, RecursionError) as err:
+                # RecursionError: the backstop of sql.depth (never a traceback)
+                err = err if isinstance(err, SqlError) else nesting_error(parsed.position, None)
                 self.errors.append(err)
                 name = _declared_name(parsed.node)
                 if name:
@@ -102,9 +105,14 @@ class StatementAnalyzer(AnalyzerBase):
         if name not in SETTINGS:
             raise SqlError(pos, f"unknown setting '{name}'",
                            f"Splice knows {', '.join(sorted(SETTINGS | ACCEPTED_SETTINGS))}")
-        if parse_duration_ms(value) is None:
+        ms = parse_duration_ms(value)
+        if ms is None:
             raise SqlError(pos, f"setting '{name}' needs a duration, not '{value}'",
                            f"write for example SET {name} = '1 MINUTE';")
+        if too_long(ms):
+            raise SqlError(self.stmt.pos(value_node) if isinstance(value_node, exp.Expression)
+                           else pos, f"setting '{name}': " + too_long_rule(f"'{value}'"),
+                           FIX_TEXT)
         self.settings[name] = value
 
 

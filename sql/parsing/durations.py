@@ -2,7 +2,8 @@
 
 Every duration becomes a :class:`sql.nodes.Duration` holding its amount, its
 canonical unit and its length in milliseconds; a duration that is negative,
-has no unit or is not a whole number of milliseconds is rejected here.
+has no unit, is not a whole number of milliseconds or is longer than Spark
+can hold (:mod:`sql.limits`) is rejected here.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from sqlglot.parser import SENTINEL_NONE
 from sqlglot.tokens import Token, TokenType
 
 from sql import nodes
+from sql.limits import FIX_TEXT, too_long, too_long_rule
 from sql.parsing.base import ParserBase
 from sql.parsing.lexical import is_unit, split_compact_duration
 
@@ -100,6 +102,8 @@ class DurationParser(ParserBase):
         if millis != millis.to_integral_value():
             self._fail(f"the duration {amount} {unit} is not a whole number of milliseconds",
                        "use a smaller unit", token)
+        if too_long(int(millis)):
+            self._fail(too_long_rule(f"{amount} {unit}"), FIX_TEXT, token)
         return self.expression(
             nodes.Duration(this=exp.Literal.number(amount),
                            unit=CANONICAL_UNITS[unit_millis], millis=int(millis)),
