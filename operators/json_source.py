@@ -51,6 +51,9 @@ NOT_UTF8 = "not valid UTF-8"
 NOT_OBJECT = "not a JSON object"
 TRAILING = "trailing characters after the JSON object"
 VERDICT = "splice_record_verdict"  # the record check of Splice's jar, as a SQL function
+REASON = "splice_record_reason"  # why the jar's check refused a record, as a SQL function
+BOM = "byte order mark before the JSON object"
+UTF8_BOM = b"\xef\xbb\xbf"
 # A line's verdict (:func:`object_verdict`; splice.json.RecordCheck's words).
 WHOLE, TRAILS, NOT_AN_OBJECT = "whole", "trailing", "not-object"
 
@@ -132,11 +135,15 @@ def numbered_lines(batch: DataFrame) -> DataFrame:
 
 def _incomplete() -> Column:
     """The last line of a file that does not end with a newline: the bytes
-    of the lines, each with its newline, add up to more than the file."""
+    of the lines, each with its newline, add up to more than the file.
+    Hadoop's line reader drops a UTF-8 byte order mark that starts a file
+    (3 bytes the lines do not hold): such a file is whole when its lines
+    add up to 3 bytes less."""
     per_file = Window.partitionBy("__path")
     read = F.sum(F.octet_length("value") + 1).over(per_file)
     position = F.struct("__block", "__line")
-    return (read != F.col("__size")) & (position == F.max(position).over(per_file))
+    whole = (read == F.col("__size")) | (read == F.col("__size") - len(UTF8_BOM))
+    return ~whole & (position == F.max(position).over(per_file))
 
 
 def object_verdict(value: Column, spark: SparkSession) -> Column:
@@ -171,6 +178,39 @@ def verdict_in_jar(value: Column, spark: SparkSession) -> Column:
     return F.coalesce(F.call_udf(VERDICT, value), F.lit(NOT_AN_OBJECT))
 
 
+def object_reason(value: Column, spark: SparkSession | None) -> Column:
+    """Why a line the verdict called NOT_AN_OBJECT is not one: a byte order
+    mark before the object, a duplicate key, a lone surrogate escape, a
+    nesting deeper than Jackson reads (``splice.json.RecordCheck.reason``,
+    the first of them in the text), else ``not a JSON object``.
+
+    Without the jar (``spark`` None or not loading it) Spark's expressions
+    tell the first two kinds only: the byte order mark, and a ``\\uD800``
+    to ``\\uDFFF`` escape outside a pair (a regular expression over the
+    text, which cannot see a key twice or count depth)."""
+    if spark is not None and loads_splice_jar(spark):
+        spark.udf.registerJavaFunction(REASON, "splice.json.RecordReason", "string")
+        return F.coalesce(F.call_udf(REASON, value), F.lit(NOT_OBJECT))
+    return reason_in_expressions(value)
+
+
+# A \uXXXX escape of a high surrogate not followed by a low one, or of a low
+# one not after a high one; the backslash is an escape's (an odd run).
+_HIGH = r"\\u[dD][89abAB][0-9a-fA-F]{2}"
+_LOW = r"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+_LONE_SURROGATE = (rf"(?<!\\)(?:\\\\)*(?:({_HIGH})(?!{_LOW})|(?<!{_HIGH})({_LOW}))")
+
+
+def reason_in_expressions(value: Column) -> Column:
+    """:func:`object_reason` by Spark's expressions alone."""
+    lone = F.coalesce(F.nullif(F.regexp_extract(value, _LONE_SURROGATE, 1), F.lit("")),
+                      F.nullif(F.regexp_extract(value, _LONE_SURROGATE, 2), F.lit("")))
+    return (F.when(value.rlike("^[ \\t\\r\\n]*\\x{FEFF}"), F.lit(BOM))
+            .when(lone.isNotNull(), F.concat(F.lit("invalid escape "), F.lower(lone),
+                                             F.lit(" (a lone surrogate)")))
+            .otherwise(F.lit(NOT_OBJECT)))
+
+
 def verdict_in_expressions(value: Column) -> Column:
     """:func:`object_verdict` by Spark's expressions alone."""
     is_object = F.schema_of_variant(F.try_parse_json(value)).startswith("OBJECT")
@@ -193,7 +233,7 @@ def parse_lines(step: SourceStep, lines: DataFrame) -> DataFrame:
     typed = [F.col(f"__t{i}").alias(c.name) for i, c in enumerate(step.declared)]
     reason = (F.when(F.trim(value) == "", F.lit(None).cast("string"))
               .when(F.col("__incomplete"), F.lit(INCOMPLETE))
-              .otherwise(value_reason(step, value, "j")))
+              .otherwise(value_reason(step, value, "j", lines.sparkSession)))
     return checked.select(*keep, *typed, reason.alias("__reason"))
 
 
@@ -216,10 +256,13 @@ def converted_once(step: SourceStep, parsed: DataFrame, text: str) -> DataFrame:
         for i, c in enumerate(step.declared)])
 
 
-def value_reason(step: SourceStep, value: Column, text: str) -> Column:
+def value_reason(step: SourceStep, value: Column, text: str,
+                 spark: SparkSession | None = None) -> Column:
     """Why a record's ``value`` (parsed as text into the struct column
     ``text``, its verdict in ``__verdict``, its columns converted by
-    :func:`converted_once`) goes to the dead letter; empty for a good one."""
+    :func:`converted_once`) goes to the dead letter; empty for a good one.
+    ``spark``: the session whose tasks evaluate it, for the jar's reasons
+    (:func:`object_reason`)."""
     reasons: list[Column] = []
     for i, c in enumerate(step.declared):
         field = F.col(text).getField(c.name)
@@ -229,7 +272,7 @@ def value_reason(step: SourceStep, value: Column, text: str) -> Column:
             reasons.append(F.when(field.isNull(), F.lit(f"missing event time '{c.name}'")))
     broken = F.col(text).isNull() | F.col(text).getField("__corrupt").isNotNull()
     return (F.when(~F.is_valid_utf8(value), F.lit(NOT_UTF8))
-            .when(F.col("__verdict") == NOT_AN_OBJECT, F.lit(NOT_OBJECT))
+            .when(F.col("__verdict") == NOT_AN_OBJECT, object_reason(value, spark))
             .when(F.col("__verdict") == TRAILS, F.lit(TRAILING))
             .when(broken, F.lit(NOT_OBJECT))
             .otherwise(F.concat_ws("; ", *reasons)))

@@ -3,7 +3,11 @@ package splice.json;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
+import java.util.ArrayDeque;
+import java.util.HashSet;
 import org.apache.spark.types.variant.Variant;
 import org.apache.spark.types.variant.VariantBuilder;
 import org.apache.spark.types.variant.VariantUtil;
@@ -183,5 +187,99 @@ public final class RecordCheck {
         } catch (Exception e) {  // closing the parser
             return NOT_OBJECT;
         }
+    }
+    /** The deepest nesting Jackson's parsers (and so parse_json) read. */
+    public static final int MAX_DEPTH = StreamReadConstraints.defaults().getMaxNestingDepth();
+    /** Characters of a duplicate key a reason quotes. */
+    private static final int QUOTED_KEY_CHARS = 80;
+
+    /** Why a text that is not one strict JSON object is not, when the
+     * reason is one of those a dead letter names (operators/json_source.py,
+     * value_reason): "byte order mark before the JSON object", "duplicate
+     * key 'id'", "invalid escape \\ud800 (a lone surrogate)", "nested
+     * deeper than 1000 levels"; null for any other (a syntax error, not an
+     * object ...), which the dead letter calls "not a JSON object". The
+     * first of them in the text is named. Called only for the records the
+     * verdict refused, so its cost is theirs. */
+    public static String reason(String text) {
+        if (text == null) {
+            return null;
+        }
+        int start = 0;
+        while (start < text.length() && isJsonWhitespace(text.charAt(start))) {
+            start++;
+        }
+        if (start < text.length() && text.charAt(start) == '\ufeff') {
+            return "byte order mark before the JSON object";
+        }
+        try (JsonParser p = FACTORY.createParser(text)) {
+            return walkedReason(p);
+        } catch (StreamConstraintsException e) {
+            return e.getMessage() != null && e.getMessage().contains("nesting depth")
+                    ? "nested deeper than " + MAX_DEPTH + " levels" : null;
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    /** The first duplicate key or lone surrogate of the value the parser
+     * reads, to its end or its first syntax error (then null). Every open
+     * object keeps the set of its keys: at most MAX_DEPTH of them, the
+     * parser refuses deeper text. */
+    private static String walkedReason(JsonParser p) throws java.io.IOException {
+        ArrayDeque<HashSet<String>> objects = new ArrayDeque<>();
+        HashSet<String> none = new HashSet<>();  // stands for an open array
+        for (JsonToken token = p.nextToken(); token != null; token = p.nextToken()) {
+            switch (token) {
+                case START_OBJECT -> objects.push(new HashSet<>());
+                case START_ARRAY -> objects.push(none);
+                case END_OBJECT, END_ARRAY -> objects.poll();
+                case FIELD_NAME -> {
+                    String surrogate = loneSurrogate(p);
+                    if (surrogate != null) {
+                        return surrogate;
+                    }
+                    String name = p.currentName();
+                    HashSet<String> keys = objects.peek();
+                    if (keys != null && keys != none && !keys.add(name)) {
+                        String shown = name.length() > QUOTED_KEY_CHARS
+                                ? name.substring(0, QUOTED_KEY_CHARS) + "..." : name;
+                        return "duplicate key '" + shown + "'";
+                    }
+                }
+                case VALUE_STRING -> {
+                    String surrogate = loneSurrogate(p);
+                    if (surrogate != null) {
+                        return surrogate;
+                    }
+                }
+                default -> { }
+            }
+            if (objects.isEmpty()) {
+                return null;  // the first value ended: what follows is not this check's
+            }
+        }
+        return null;
+    }
+
+    /** The reason of a string or key holding a lone surrogate (in a Java
+     * string from valid UTF-8, only an escape can write one), else null. */
+    private static String loneSurrogate(JsonParser p) throws java.io.IOException {
+        char[] chars = p.getTextCharacters();
+        int end = p.getTextOffset() + p.getTextLength();
+        for (int i = p.getTextOffset(); i < end; i++) {
+            char c = chars[i];
+            if (Character.isHighSurrogate(c) && i + 1 < end
+                    && Character.isLowSurrogate(chars[i + 1])) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return String.format("invalid escape \\u%04x (a lone surrogate)", (int) c);
+            }
+        }
+        return null;
+    }
+
+    private static boolean isJsonWhitespace(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r';
     }
 }
