@@ -64,7 +64,7 @@ class RunStopper:
             return  # already stopping
         self.signum = signum
         say_now(f"\n{signal_name(signum)}: stopping the run: no further step starts, and the "
-                f"steps running stop in their micro-batch in flight ...\n")
+                f"steps running stop where they are (their Spark jobs cancelled) ...\n")
         self._start_cancelling()
 
     def attach(self, spark: Any) -> None:
@@ -109,8 +109,9 @@ class RunStopper:
 
     def message(self, err: Stopped) -> str:
         cut = sorted(self.running)
-        where = (f"step{'s' if len(cut) > 1 else ''} {', '.join(cut)} stopped in "
-                 f"{'their' if len(cut) > 1 else 'its'} micro-batch in flight"
+        where = (f"step{'s' if len(cut) > 1 else ''} {', '.join(cut)} stopped where "
+                 f"{'they were' if len(cut) > 1 else 'it was'}, before "
+                 f"{'their' if len(cut) > 1 else 'its'} next commit"
                  if cut else "no step was running")
         return (f"splice: stopped by {signal_name(err.signum)} ({where}); the pipeline's "
                 f"lock is released. A rerun is safe: it goes on from each step's last commit "
