@@ -174,3 +174,29 @@ def test_the_command_itself_prints_no_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in done.stdout
     assert [line.split(": ")[1].split(";")[0] for line in done.stdout.splitlines()] == [
         "expression nested 2000 deep", "expression nested 5001 deep"]
+
+
+@pytest.mark.spark
+def test_spark_runs_every_shape_at_the_limit(spark, tmp_path: Path) -> None:
+    """What Spark takes, end to end: each shape nested MAX_NESTING deep (the
+    limit is not above Spark's), and a chain of 3,000 AND."""
+    import json
+
+    from splice.cases import load_case, run_case
+
+    shapes = ["parentheses", "functions", "case", "minus", "plus"]
+    values = {"parentheses": 1, "functions": 1, "case": 1, "minus": 1,
+              "plus": MAX_NESTING + 1}
+    sql = SOURCES + "".join(
+        f"CREATE STREAM s_{shape} AS SELECT a.id, {nested(shape, MAX_NESTING)} AS v FROM a "
+        "EMIT CHANGES;\n" for shape in shapes)
+    sql += (f"CREATE STREAM nots AS SELECT a.id FROM a WHERE {nested('not', MAX_NESTING)} "
+            f"AND {chain('AND', 3000, 'a.x > 0')} EMIT CHANGES;\n")
+    expect = {f"s_{shape}": {"rows": [{"id": 1, "v": values[shape]}]} for shape in shapes}
+    expect["nots"] = {"rows": [{"id": 1}]}
+    case = {"case": "deep", "from": "issue 56", "sql": sql, "expect": expect,
+            "runs": [{"append": {"a": [{"id": 1, "x": 1, "ts": "2024-01-01 00:00:00"}]}}]}
+    path = tmp_path / "deep.yaml"
+    path.write_text(json.dumps(case))
+    result = run_case(load_case(path), str(path), spark, workdir=str(tmp_path / "warehouse"))
+    assert result.passed, result.render()
