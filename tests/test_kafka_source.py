@@ -134,10 +134,15 @@ def test_bad_records_go_to_dead_letter_with_topic_partition_offset(
         Record({"id": 4, "item": "pad", "ts": ts(4)}, "four"),
         Record(None, "5"),  # a null value on a stream: skipped
         Record({"item": "mug", "ts": ts(6)}, "6"),  # the key column from the key
+        # not JSON objects, each for its own reason (issue 56)
+        Record('{"id": 7, "id": 8}', "7"),
+        Record('\ufeff{"id": 8}', "8"),
+        Record('{"id": 9, "item": "\\ud800"}', "9"),
+        Record('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "10"),
     ])
     reports = {r.step_id: r for r in run_pipeline(io.pipeline, io)}
     assert output_rows(io, "result", "id", "item") == [(1, "pen"), (6, "mug")]
-    assert reports["orders"].dead_letters == 4
+    assert reports["orders"].dead_letters == 8
     dead = spark.read.format("delta").load(warehouse.dead_letter_path("dead", "orders"))
     assert sorted((r["topic"], r["partition"], r["offset"], r["reason"])
                   for r in dead.collect()) == [
@@ -145,6 +150,10 @@ def test_bad_records_go_to_dead_letter_with_topic_partition_offset(
         (orders, 0, 2, "column 'id': 'two' is not INT"),
         (orders, 0, 3, "missing event time 'ts'"),
         (orders, 0, 4, "key 'four' is not INT (key format KAFKA)"),
+        (orders, 0, 7, "duplicate key 'id'"),
+        (orders, 0, 8, "byte order mark before the JSON object"),
+        (orders, 0, 9, "invalid escape \\ud800 (a lone surrogate)"),
+        (orders, 0, 10, "nested deeper than 1000 levels"),
     ]
     assert {r["record"] for r in dead.collect() if r["offset"] == 1} == {'{"id": 2, "item": '}
 
