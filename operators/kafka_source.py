@@ -52,6 +52,7 @@ from engine.settings import ENV, lost_records_policy
 from engine.stream_start import delta_stream
 from operators.dead_letters import write_checked
 from operators.json_source import converted_once, object_verdict, text_fields, value_reason
+from operators.kafka_fields import any_case_fields
 from operators.kafka_gaps import record_lost, refuse_created_again
 from operators.kafka_loss import lost_records
 from operators.nodes import SourceNode
@@ -310,6 +311,10 @@ def decode(step: SourceStep, batch: DataFrame) -> DataFrame:
     parsed = records.select(*keep, text_fields(step, value).alias("__j"),
                             object_verdict(value, batch.sparkSession).alias("__verdict"),
                             _decoded_key(step, F.col(RECORD_KEY)).alias("__k"))
+    # A field spelt in another case than its column still fills it (ksqlDB
+    # writes NAME for a column name): operators/kafka_fields.py.
+    parsed = parsed.select(*keep, any_case_fields(step, F.col("__j"), value, F.col(
+        "__verdict")).alias("__j"), "__verdict", "__k")
     rows = converted_once(step, parsed, "__j").select(
         *keep, record_key.alias(KEY), *columns,
         F.when(~tombstone, F.nullif(value_reason(step, value, "__j", batch.sparkSession),

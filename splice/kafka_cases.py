@@ -5,7 +5,7 @@ each source is declared on a topic of its own instead, exactly as the
 analyzer reads ``WITH (format='kafka', topic='...')`` (a table source as a
 table topic; a key of several columns in the JSON key format, as it has no
 KAFKA text form), and the case's rows are produced to those topics as
-records, one partition each so that a topic keeps the case's order:
+records:
 
 - the value is the row as a JSON object, with the case's own spelling of
   every value (a row that does not fit the schema goes to the dead letter
@@ -15,7 +15,12 @@ records, one partition each so that a topic keeps the case's order:
 - on a table topic, a row whose value columns are all null is a tombstone:
   a record with a null value, keyed by its key;
 - the record's timestamp is the row's event time when the source declares
-  one (so a tombstone keeps its place in time), else the producer's clock.
+  one (so a tombstone keeps its place in time), else the producer's clock;
+- a topic has one partition, so that it keeps the case's order, unless the
+  source says ``partitions=N`` (ksqlDB's PARTITIONS; Delta ignores it):
+  then a record goes to the partition its key hashes to, as Kafka's Java
+  producer (ksqlDB's) puts it (murmur2 of the key's bytes), and a record
+  without a key to the partitions in turn.
 
 The pipeline is otherwise the one compiled from the case's SQL: the same
 steps, joins and outputs, read by the same assertions.
@@ -32,7 +37,8 @@ import datetime as dt
 import json
 import re
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import Any
 
 from engine.kafka_topics import Record, create_topic, delete_topic, produce
@@ -46,9 +52,16 @@ def topic_options(step: SourceStep, topic: str, table: bool) -> dict[str, str]:
     (``sql/analysis/kafka.py``'s, for ``format='kafka', topic=...``)."""
     keys = step.relation.key_columns
     options = {"topic": topic, "key_format": "json" if len(keys) > 1 else "kafka"}
+    if "partitions" in step.options:
+        options["partitions"] = step.options["partitions"]
     if table:
         options["table"] = "true"
     return options
+
+
+def partitions_of(step: SourceStep) -> int:
+    """How many partitions the source's topic has: its ``partitions=``, else 1."""
+    return int(step.options.get("partitions", "1"))
 
 
 def _table_sources(pipeline: Pipeline) -> set[str]:
@@ -76,6 +89,9 @@ class KafkaCaseSources:
     in_place: bool = False
     topics: dict[str, str] = field(default_factory=dict)  # source step id -> topic
     tables: set[str] = field(default_factory=set)
+    partitions: dict[str, int] = field(default_factory=dict)  # source step id -> count
+    # Records without a key produced so far, per source: they go round.
+    keyless: dict[str, int] = field(default_factory=dict)
 
     @property
     def kafka_bootstrap(self) -> str:
@@ -88,7 +104,8 @@ class KafkaCaseSources:
         for step in pipeline.steps:
             if isinstance(step, SourceStep):
                 topic = _topic_name(case, step.name)
-                create_topic(self.bootstrap, topic, 1)
+                self.partitions[step.id] = partitions_of(step)
+                create_topic(self.bootstrap, topic, self.partitions[step.id])
                 self.topics[step.id] = topic
                 step = step.model_copy(update={
                     "format": "kafka", "location": topic,
@@ -114,8 +131,17 @@ class KafkaCaseSources:
             in_place(s) if s.id in allowed else s for s in logical.steps)})
 
     def append(self, io: Any, step: SourceStep, rows: list[dict[str, Any]]) -> None:
-        produce(self.bootstrap, self.topics[step.id],
-                [record_of(step, row, step.id in self.tables) for row in rows])
+        count = self.partitions.get(step.id, 1)
+        records = []
+        for row in rows:
+            record = record_of(step, row, step.id in self.tables)
+            if count > 1:
+                n = self.keyless.get(step.id, 0)
+                if record.key is None:
+                    self.keyless[step.id] = n + 1
+                record = replace(record, partition=partition_of(record.key, count, n))
+            records.append(record)
+        produce(self.bootstrap, self.topics[step.id], records)
 
     def close(self) -> None:
         for topic in self.topics.values():
@@ -130,7 +156,7 @@ def record_of(step: SourceStep, row: dict[str, Any], table: bool) -> Record:
     if not keys or all(v is None for v in values):
         key: Any = None
     elif len(keys) == 1:
-        key = _key_text(values[0])
+        key = _key_text(values[0], step.relation.key_type)
     else:
         key = json.dumps(dict(zip(keys, values, strict=True)), default=str)
     time = by_lower.get(step.timestamp_column.lower()) if step.timestamp_column else None
@@ -144,10 +170,23 @@ def record_of(step: SourceStep, row: dict[str, Any], table: bool) -> Record:
     return Record(value=value, key=key, timestamp_ms=_epoch_ms(time))
 
 
-def _key_text(value: Any) -> str:
-    """A key's KAFKA text: what the value column holds, as text."""
+def _key_text(value: Any, key_type: str = "string") -> str:
+    """A key's KAFKA text: what the value column holds, as text, spelt one
+    way per value of the key's type (``12.5`` and ``12.50`` of a
+    DECIMAL(10,2) are one key, ``12.50``), as a producer serializing the
+    typed key writes it: one key, one byte string, one partition."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    try:
+        if key_type in ("tinyint", "smallint", "int", "bigint") and not isinstance(value, str):
+            return str(int(value))
+        if key_type in ("double", "float") and not isinstance(value, str):
+            return repr(float(value))
+        scale = re.fullmatch(r"decimal\(\d+,\s*(\d+)\)", key_type)
+        if scale and not isinstance(value, str):
+            return str(Decimal(str(value)).quantize(Decimal(1).scaleb(-int(scale.group(1)))))
+    except (ValueError, ArithmeticError):  # not of the type: as the case spells it
+        pass
     return str(value)
 
 
@@ -171,3 +210,39 @@ def _epoch_ms(value: Any) -> int | None:
         moment = moment.replace(tzinfo=dt.UTC)
     stamp = int(moment.timestamp() * 1000)
     return stamp if stamp >= 0 else None
+
+
+def partition_of(key: str | None, partitions: int, keyless: int = 0) -> int:
+    """The partition Kafka's Java producer gives a record of ``key`` among
+    ``partitions``: murmur2 of the key's UTF-8 bytes, made positive, modulo
+    the count (``BuiltInPartitioner.partitionForKey``); a record without a
+    key, the ``keyless``-th, goes to the partitions in turn."""
+    if key is None:
+        return keyless % partitions
+    return (murmur2(key.encode()) & 0x7FFFFFFF) % partitions
+
+
+def murmur2(data: bytes) -> int:
+    """Kafka's ``Utils.murmur2``: 32-bit MurmurHash2, seed 0x9747b28c, as a
+    signed int."""
+    mask, m = 0xFFFFFFFF, 0x5BD1E995
+    length = len(data)
+    h = (0x9747B28C ^ length) & mask
+    for i in range(0, length - length % 4, 4):
+        k = int.from_bytes(data[i:i + 4], "little")
+        k = (k * m) & mask
+        k ^= k >> 24
+        k = (k * m) & mask
+        h = ((h * m) & mask) ^ k
+    tail = data[length - length % 4:]
+    if len(tail) == 3:
+        h ^= tail[2] << 16
+    if len(tail) >= 2:
+        h ^= tail[1] << 8
+    if tail:
+        h ^= tail[0]
+        h = (h * m) & mask
+    h ^= h >> 13
+    h = (h * m) & mask
+    h ^= h >> 15
+    return h - (1 << 32) if h & 0x80000000 else h
