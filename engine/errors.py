@@ -384,9 +384,10 @@ def fault(err: BaseException, pipeline: Any, settings: Any) -> str | None:
         what = (f"the object store {endpoint} did not answer (at {uri}): {err}" if worded else
                 f"the object store {endpoint} did not answer {during} (at {uri}): "
                 f"{_short(s3[-1] if s3 else err, _STORE_TEXTS, text)}")
-        return (f"{what.rstrip('. ')}. Run again once it answers. {RERUN_SAFE} (a lease this "
-                f"run could not release holds the next run up to SPLICE_LOCK_LEASE_SECONDS, "
-                f"default 60)")
+        held = worded or during.startswith("in step") or "lock" in during
+        lease = (" (a lease this run could not release holds the next run up to "
+                 "SPLICE_LOCK_LEASE_SECONDS, default 60)") if held else ""
+        return f"{what.rstrip('. ')}. Run again once it answers. {RERUN_SAFE}{lease}"
     return None
 
 
