@@ -35,7 +35,7 @@ def any_case_fields(step: SourceStep, text: Column, value: Column, verdict: Colu
     columns = []
     for c in step.declared:
         exact = text.getField(c.name)
-        other = F.element_at(F.map_values(F.map_filter(fields, _named(c.name))), 1)
+        other = F.try_element_at(F.map_values(F.map_filter(fields, _named(c.name))), F.lit(1))
         columns.append(F.when(exact.isNull() & (verdict == F.lit(WHOLE)), other)
                        .otherwise(exact).alias(c.name))
     return F.when(text.isNull(), text).otherwise(

@@ -119,6 +119,11 @@ class CaseSources(Protocol):
 
     def close(self) -> None: ...
 
+    def check(self, io: Any) -> list[str]:
+        """What the run did otherwise than the Delta sources would have
+        (records refused that Delta takes); checked after the last run."""
+        ...
+
 
 def run_case(case: Case, path: str, spark: Any, workdir: str | None = None,
              sources: CaseSources | None = None) -> CaseResult:
@@ -188,6 +193,8 @@ def _run_data(case: Case, pipeline: Pipeline, spark: Any, root: str,
         run_pipeline(pipeline, io)
         if case.expect:
             problems += check_outputs(io, case.expect, "after the last run")
+        if sources is not None:
+            problems += sources.check(io)
     except (StepFailed, DefinitionChanged) as err:
         problems.append(str(err))
     except CaseDataError as err:
@@ -275,18 +282,25 @@ def append_rows(io: Any, step: SourceStep, rows: list[dict[str, Any]]) -> None:
     from operators.sources import declared_schema
 
     schema = declared_schema(step)
-    by_lower = {c.name.lower(): c for c in step.declared}
+    check_columns(step, rows)
     converted = []
     for row in rows:
         lowered = {str(k).lower(): v for k, v in row.items()}
-        unknown = set(lowered) - set(by_lower)
-        if unknown:
-            raise CaseDataError(f"rows for '{step.name}' name unknown columns "
-                                f"{', '.join(sorted(unknown))}")
         converted.append(tuple(_python_value(lowered.get(c.name.lower()), c.type)
                                for c in step.declared))
     df = io.spark.createDataFrame(converted, schema).coalesce(1)
     df.write.format("delta").mode("append").save(path)
+
+
+def check_columns(step: SourceStep, rows: list[dict[str, Any]]) -> None:
+    """Refuse rows that name a column the source does not declare (in any
+    case), whichever sources the case runs on."""
+    declared = {c.name.lower() for c in step.declared}
+    for row in rows:
+        unknown = {str(k).lower() for k in row} - declared
+        if unknown:
+            raise CaseDataError(f"rows for '{step.name}' name unknown columns "
+                                f"{', '.join(sorted(unknown))}")
 
 
 def _python_value(value: Any, typ: str) -> Any:

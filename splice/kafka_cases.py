@@ -41,9 +41,11 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
+from engine.io import delta_exists
 from engine.kafka_topics import Record, create_topic, delete_topic, produce
 from engine.nodes import PhysicalPlan
 from runtime.planner import plan, refused_in_place
+from splice.cases import check_columns
 from sql.plan import MaterializeStep, Pipeline, SourceStep
 
 
@@ -92,6 +94,10 @@ class KafkaCaseSources:
     partitions: dict[str, int] = field(default_factory=dict)  # source step id -> count
     # Records without a key produced so far, per source: they go round.
     keyless: dict[str, int] = field(default_factory=dict)
+    # Per source: the rows the Delta source refuses (no event time), which
+    # its dead letter holds; the Kafka source's must hold as many.
+    refused: dict[str, int] = field(default_factory=dict)
+    sources: dict[str, SourceStep] = field(default_factory=dict)
 
     @property
     def kafka_bootstrap(self) -> str:
@@ -131,6 +137,10 @@ class KafkaCaseSources:
             in_place(s) if s.id in allowed else s for s in logical.steps)})
 
     def append(self, io: Any, step: SourceStep, rows: list[dict[str, Any]]) -> None:
+        check_columns(step, rows)  # as strict as the Delta source's rows
+        self.sources[step.id] = step
+        self.refused[step.id] = self.refused.get(step.id, 0) + sum(
+            _refused(step, row, step.id in self.tables) for row in rows)
         count = self.partitions.get(step.id, 1)
         records = []
         for row in rows:
@@ -143,9 +153,43 @@ class KafkaCaseSources:
             records.append(record)
         produce(self.bootstrap, self.topics[step.id], records)
 
+    def check(self, io: Any) -> list[str]:
+        """Each source's dead letter holds as many records as the Delta
+        source's would (its rows without an event time): a record the Kafka
+        source refused and Delta reads is a difference, named with the
+        reasons, even when no expected row shows it."""
+        from pyspark.sql import functions as F
+
+        problems = []
+        for step_id, step in self.sources.items():
+            path = io.warehouse.dead_letter_path(io.pipeline.name, step.name)
+            if not delta_exists(io.spark, path):  # never made: none refused
+                continue
+            dead = io.spark.read.format("delta").load(path)
+            reasons = [r[0] for r in dead.groupBy("reason").count()
+                       .orderBy(F.desc("count")).select(
+                           F.concat(F.col("count"), F.lit(" x "), F.col("reason"))).collect()]
+            count, want = dead.count(), self.refused.get(step_id, 0)
+            if count != want:
+                problems.append(
+                    f"source '{step.name}': {count} record(s) in the dead letter over Kafka, "
+                    f"{want} over Delta ({'; '.join(reasons) or 'none'})")
+        return problems
+
     def close(self) -> None:
         for topic in self.topics.values():
             delete_topic(self.bootstrap, topic)
+
+
+def _refused(step: SourceStep, row: dict[str, Any], table: bool) -> bool:
+    """Whether ``row`` belongs in the source's dead letter: a Delta source
+    refuses a row without its event time; a Kafka table topic also a record
+    without a key (ksqlDB drops it; DECISIONS.md, "Kafka topics as sources")."""
+    by_lower = {str(k).lower(): v for k, v in row.items()}
+    if step.timestamp_column and by_lower.get(step.timestamp_column.lower()) is None:
+        return True
+    keys = step.relation.key_columns
+    return table and bool(keys) and all(by_lower.get(k.lower()) is None for k in keys)
 
 
 def record_of(step: SourceStep, row: dict[str, Any], table: bool) -> Record:
