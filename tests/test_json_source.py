@@ -340,6 +340,8 @@ REASONS = [
     ('{"a": ' + "[" * 1001 + "]" * 1001 + '}', "nested deeper than 1000 levels"),
     ('{"id": 1,}', "not a JSON object"),
     ("[1]", "not a JSON object"),
+    ('[{"id": 1, "id": 2}]', "not a JSON object"),  # an array, whatever it holds
+    ('{"a": "\\udc00", "a": 1}', "invalid escape \\udc00 (a lone surrogate)"),  # the first
 ]
 
 

@@ -222,14 +222,19 @@ public final class RecordCheck {
         }
     }
 
-    /** The first duplicate key or lone surrogate of the value the parser
-     * reads, to its end or its first syntax error (then null). Every open
-     * object keeps the set of its keys: at most MAX_DEPTH of them, the
-     * parser refuses deeper text. */
+    /** The first duplicate key or lone surrogate of the object the parser
+     * reads, to its end or its first syntax error (then null); null for a
+     * text that is no object (an array is "not a JSON object" whatever it
+     * holds). Every open object keeps the set of its keys: at most
+     * MAX_DEPTH of them, the parser refuses deeper text. */
     private static String walkedReason(JsonParser p) throws java.io.IOException {
         ArrayDeque<HashSet<String>> objects = new ArrayDeque<>();
         HashSet<String> none = new HashSet<>();  // stands for an open array
-        for (JsonToken token = p.nextToken(); token != null; token = p.nextToken()) {
+        JsonToken first = p.nextToken();
+        if (first != JsonToken.START_OBJECT) {
+            return null;
+        }
+        for (JsonToken token = first; token != null; token = p.nextToken()) {
             switch (token) {
                 case START_OBJECT -> objects.push(new HashSet<>());
                 case START_ARRAY -> objects.push(none);
