@@ -79,10 +79,10 @@ def test_every_pair_of_spellings_takes_one_lock(tmp_path: Path, monkeypatch) -> 
             assert busy.value.holder == me, (first, second)
             assert f"({me.command})" in str(busy.value)
     for spelling in spellings[6:]:  # relative, '..' and links against the plain path
-        with pipeline_lock(WarehouseResource(root=spellings[0]), "p", wait=0):
-            with pytest.raises(LockBusy), \
-                    pipeline_lock(WarehouseResource(root=spelling), "p", wait=0):
-                pass
+        with pipeline_lock(WarehouseResource(root=spellings[0]), "p", wait=0), \
+                pytest.raises(LockBusy), \
+                pipeline_lock(WarehouseResource(root=spelling), "p", wait=0):
+            pass
     assert not list((tmp_path / "wh").glob("_splice/p/run.lease"))  # never a lease
 
 
