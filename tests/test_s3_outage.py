@@ -46,7 +46,7 @@ def test_an_s3_outage_is_one_message_and_a_rerun_completes(spark, s3_server,
         endpoint = f"http://{link.address}"
         env = child_env(**{**s3_server.env(), "SPLICE_S3_ENDPOINT": endpoint,
                            "AWS_EC2_METADATA_DISABLED": "true", LEASE_ENV: "10"})
-        args = ["run", str(sql), "--warehouse", cut.warehouse.root, "--parallel", "1"]
+        args = ["run", str(sql), "--warehouse", cut.warehouse.root]
         run = Child(args, env)
         # Cut once Spark's JVM is launching: the bucket check before it has
         # passed, and the run's next call to the store (its claims, through
