@@ -238,6 +238,8 @@ def _run(args: argparse.Namespace) -> int:
                 return 2
             except Stopped as err:
                 return _stopped(stopper, err)
+            except (SettingsError, FileSystemUnavailable, ClaimRefused, TenureLost):
+                raise  # a setting or a claim is wrong: main's one line, not a fault
             except Exception as err:
                 if stopper.signum is not None:
                     return _stopped(stopper, Stopped(stopper.signum))
