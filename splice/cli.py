@@ -279,6 +279,8 @@ def _serve(args: argparse.Namespace) -> int:
     except (StepFailed, DefinitionChanged, LockBusy) as err:
         print(f"\nsplice: {fault_message(err, pipeline, settings) or err}", file=sys.stderr)
         return 1
+    except (SettingsError, FileSystemUnavailable, ClaimRefused, TenureLost):
+        raise  # a setting or a claim is wrong: main's one line, not a fault
     except Exception as err:  # a full disk, a store that did not answer: said, not a bug
         said = fault_message(err, pipeline, settings)
         if said is None:
