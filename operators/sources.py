@@ -31,7 +31,7 @@ from engine.query import BatchTarget, Executor, Outcome, Sink, StepQuery
 from engine.stream_start import delta_stream
 from operators.dead_letters import DEAD_LETTER_SCHEMA, append_dead_letters, dead_letters
 from operators.nodes import DeltaSource, SourceNode
-from sql.plan import SourceStep
+from sql.plan import MaterializeStep, SourceStep
 
 
 class SourceError(Exception):
@@ -69,11 +69,24 @@ def rowtime_of(step: SourceStep) -> Column:
     return col.cast("timestamp")
 
 
-def valid_condition(step: SourceStep) -> Column:
-    """What a stored record must satisfy to be read: a declared event time."""
-    if step.timestamp_column is None:
-        return F.lit(True)
-    return F.col(f"`{step.timestamp_column}`").isNotNull()
+def valid_condition(step: SourceStep, table: bool = False) -> Column:
+    """What a stored record must satisfy to be read: a declared event time;
+    read as a table, a key (ksqlDB drops a table record without one, and a
+    Kafka table topic's goes to the dead letter: so does a Delta row's)."""
+    valid = F.lit(True)
+    if step.timestamp_column is not None:
+        valid = F.col(f"`{step.timestamp_column}`").isNotNull()
+    keys = step.relation.key_columns
+    if table and keys:
+        valid = valid & ~F.expr(" AND ".join(f"`{k}` IS NULL" for k in keys))
+    return valid
+
+
+def read_as_table(io: StepIO, step: SourceStep) -> bool:
+    """Whether the pipeline reads ``step`` as a table (a source declared with
+    CREATE TABLE: its materialization reads it and nothing else)."""
+    return any(isinstance(s, MaterializeStep) and s.inputs == (step.id,)
+               for s in io.pipeline.steps)
 
 
 def normalize(step: SourceStep, df: DataFrame) -> DataFrame:
@@ -171,20 +184,33 @@ class DeltaSourceExecutor(SourceExecutor):
         path = io.table_path(node.step)
         return {path: str(delta_version(io.spark, path))}
 
+    def read_stream(self, node: SourceNode, io: StepIO, options: dict[str, str]) -> DataFrame:
+        step = node.step
+        path = ensure_source(io.spark, io, step)
+        stream = delta_stream(io.spark, path, options, checkpoint=io.stream_checkpoint)
+        return normalize(step, stream.where(valid_condition(step, read_as_table(io, step))))
+
     def query(self, node: SourceNode, io: StepIO) -> StepQuery:
         assert isinstance(node, DeltaSource)
         step, spark = node.step, io.spark
         dead_path = dead_letter_table(io, step)
         path = ensure_source(spark, io, step)
-        if step.timestamp_column is None:  # nothing to check
+        table = read_as_table(io, step) and bool(step.relation.key_columns)
+        if step.timestamp_column is None and not table:  # nothing to check
             return StepQuery(stream=None, sink=Sink.CUSTOM, outcome=lambda: Outcome(rows=0))
         dead_before = delta_version(spark, dead_path)
-        reason = F.lit(f"missing event time '{step.timestamp_column}'")
+        no_time = (F.col(f"`{step.timestamp_column}`").isNull()
+                   if step.timestamp_column is not None else F.lit(False))
+        no_key = (F.expr(" AND ".join(f"`{k}` IS NULL" for k in step.relation.key_columns))
+                  if table else F.lit(False))
+        reason = F.concat_ws("; ", F.when(no_time, F.lit(
+            f"missing event time '{step.timestamp_column}'")),
+            F.when(no_key, F.lit("missing key: a table's row needs its key")))
 
         def check(batch: DataFrame, target: BatchTarget) -> None:
             # Counted before it is written: a batch without a rejected record
             # makes no dead-letter commit. Computed once (cached).
-            bad = batch.where(~valid_condition(step)).persist()
+            bad = batch.where(~valid_condition(step, table)).persist()
             try:
                 if bad.count():
                     append_dead_letters(dead_letters(step, bad, reason, target.batch_id),

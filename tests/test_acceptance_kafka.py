@@ -82,22 +82,20 @@ KAFKA_CASES_DEFAULT = {"ksqldb-st-three-partitions", "ksqldb-ss-out-of-order-gra
                        "ksqldb-tt-where-tombstone-one-run"}
 # Cases whose expected rows one path does not give yet, and why: expected
 # to fail there, strictly (a pass fails the suite until the mark goes).
-NULL_KEYS_MATCH = ("two records with a null join key match each other in a stream-stream "
-                   "join, over Delta and Kafka alike (the join, not the source)")
-NOT_YET = {
-    ("ksqldb-ss-outer-null-keys", "delta"): NULL_KEYS_MATCH,
-    ("ksqldb-ss-outer-null-keys", "kafka"): NULL_KEYS_MATCH,
-    ("ksqldb-tt-null-key-row", "delta"): (
-        "a Delta table source keeps a row whose key is null as a row of the NULL key; "
-        "ksqlDB drops such a record, as the Kafka source does (dead letter)"),
-}
+# None now: a null join key matching the other side's (the stream-stream
+# join) and a Delta table row without a key (the Delta source) were fixed.
+NOT_YET: dict[tuple[str, str], str] = {}
+# Over Delta in the default suite too: the two causes fixed in the engine
+# (null join keys in a stream-stream join, a Delta table row without a key).
+DELTA_DEFAULT = {"ksqldb-ss-outer-null-keys", "ksqldb-tt-null-key-row"}
 
 
 def _new_case(path, sources: str):
     marks = [pytest.mark.spark]
     if sources == "kafka":
         marks.append(pytest.mark.kafka)
-    if path.stem not in KAFKA_CASES_DEFAULT:
+    if path.stem not in KAFKA_CASES_DEFAULT and not (
+            sources == "delta" and path.stem in DELTA_DEFAULT):
         marks.append(pytest.mark.kafka_full)
     if (path.stem, sources) in NOT_YET:
         marks.append(pytest.mark.xfail(strict=True, reason=NOT_YET[path.stem, sources]))
@@ -107,7 +105,7 @@ def _new_case(path, sources: str):
 def test_the_kafka_cases_are_20_and_their_default_share_three() -> None:
     names = {p.stem for p in KAFKA_CASE_FILES}
     assert len(names) == 20
-    assert names >= KAFKA_CASES_DEFAULT | {name for name, _ in NOT_YET}
+    assert names >= KAFKA_CASES_DEFAULT
     assert not KAFKA_CASES_DEFAULT & {name for name, _ in NOT_YET}
 
 

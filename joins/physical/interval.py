@@ -91,6 +91,10 @@ class IntervalQuery(JoinQuery[IntervalJoin]):
         """Equalities, the window (as Spark can solve it for eviction), the
         residual."""
         parts = self.node.equality_sql()
+        # Spark's streaming join looks its keys up in its state by value, so
+        # a NULL key found the other side's NULL keys (SQL's '=' never
+        # matches NULL); the condition says it again after the lookup.
+        parts += [f"({e.left}) IS NOT NULL" for e in self.step.equalities]
         if self.node.constant_key:
             parts.append(f"l.{CROSS_KEY.format(side='l')} = r.{CROSS_KEY.format(side='r')}")
         parts.append(f"r.{WM.format(side='r')} < l.{BOUND.format(side='l')}")
