@@ -118,6 +118,8 @@ class Tenure:
     def _close(self) -> None:
         self._stop.set()
         self._watcher.join()
+        with self._guard:  # a finished query is not kept alive by its tenure
+            self._queries = []
 
 
 def _stop_quietly(query: Any) -> None:
