@@ -3,7 +3,8 @@
 Random rows arrive over several runs: small domains, so that left keys repeat
 (a left stream is read as a table: its latest record per key is the row),
 right rows tie on the equality and ordered values (the smallest ``_key`` wins,
-NULL last, then the latest to arrive) and NULLs in the join columns match
+NULL last, then the latest to arrive; a right table's row without a key is
+dead-lettered) and NULLs in the join columns match
 nothing. After every run the result table must equal DuckDB's ``ASOF [LEFT]
 JOIN`` over the inputs so far, with the ties resolved before it (DuckDB's own
 choice among ties is arbitrary). Every right row carries a unique value, so a
@@ -108,6 +109,8 @@ class Inputs:
         db.execute("CREATE TABLE lf AS SELECT * FROM l QUALIFY row_number() OVER "
                    "(PARTITION BY id ORDER BY seq DESC) = 1")
         if self.tables:
+            # A table source's row without a key goes to the dead letter.
+            db.execute("DELETE FROM r WHERE rid IS NULL")
             db.execute("DELETE FROM lf WHERE lv IS NULL")
             db.execute("CREATE TABLE rf AS SELECT * FROM r QUALIFY row_number() OVER "
                        "(PARTITION BY rid ORDER BY seq DESC) = 1")
