@@ -6,8 +6,8 @@ assets, one per step, a job that runs them all, a sensor that runs the job
 when a source has new data, a schedule, and a maintenance job. ``SPLICE_PIPELINES`` and
 ``SPLICE_WAREHOUSE`` point elsewhere; ``SPLICE_SPARK_MASTER`` picks the
 cluster. To shape the assets, write your own module like this one that
-calls ``splice_definitions`` with a translator (README, "Shaping the
-Dagster assets").
+calls ``splice_definitions`` with a translator (docs/dagster.md, "Shaping
+the Dagster assets").
 """
 
 import os

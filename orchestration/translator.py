@@ -90,7 +90,7 @@ class SpliceTranslator:
         ``splice_<pipeline>``: give it a limit of 1 (``dagster instance
         concurrency set splice_<pipeline> 1``) and Dagster itself keeps a
         pipeline's steps from running in two runs at once; without a limit
-        the pipeline's lock still makes the second run wait (README)."""
+        the pipeline's lock still makes the second run wait (docs/dagster.md)."""
         return f"splice_{pipeline.name}"
 
     def get_retry_policy(self, step: Step, pipeline: Pipeline) -> RetryPolicy | None:

@@ -1,5 +1,5 @@
 """The Dagster factory: a translator shapes the assets, internal steps can be
-hidden behind the outputs, and the README's example is what the code does."""
+hidden behind the outputs, and the example of docs/dagster.md is what the code does."""
 
 from __future__ import annotations
 
@@ -169,7 +169,8 @@ def test_a_translator_chooses_the_internal_steps(warehouse) -> None:
 
 
 def _readme_example() -> str:
-    text = (ROOT / "README.md").read_text()
+    """The python block under "Shaping the Dagster assets" in docs/dagster.md."""
+    text = (ROOT / "docs" / "dagster.md").read_text()
     section = text[text.index("#### Shaping the Dagster assets"):]
     start = section.index("```python\n") + len("```python\n")
     return section[start:section.index("```", start)]
@@ -179,7 +180,7 @@ def test_the_readme_example_shapes_the_demo(monkeypatch, tmp_path) -> None:
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("SPLICE_WAREHOUSE", str(tmp_path / "warehouse"))
     namespace: dict[str, object] = {}
-    exec(compile(_readme_example(), "README.md", "exec"), namespace)
+    exec(compile(_readme_example(), "docs/dagster.md", "exec"), namespace)
     specs = _specs(namespace["defs"])
     assert set(specs) == {"lake/demo/customers", "lake/demo/orders",
                           "lake/demo/orders_enriched", "lake/demo/orders_matched",

@@ -9,8 +9,8 @@ hash-partitioned join spreads any range of keys over all its files, so a
 change of more than a few keys rewrites nearly the whole result. A
 recompute joins both inputs whole and writes the result once. So a run
 recomputes once the changed join values reach a fraction of the input rows
-(``RECOMPUTE_FRACTION``, from ``bench/table_plan_bench.py``; README,
-"Benchmarks").
+(``RECOMPUTE_FRACTION``, from ``bench/table_plan_bench.py``; its figures
+in bench/RESULTS.md).
 
 A change below that fraction can still touch most of the result: the
 incremental plan's MERGE rewrites every file holding a touched result row,
@@ -21,7 +21,7 @@ whose MERGE would rewrite half the result's files or more recomputes (its
 overwrite writes the whole result once, without the incremental plan's
 scans and its MERGE's search for the touched files): 100 changed keys of 1M
 touched both files of the benchmark's result, and the incremental run took
-3.3 s against the recompute's 2.6 s (README, "Benchmarks").
+3.3 s against the recompute's 2.6 s (bench/RESULTS.md).
 
 How a recompute writes depends on who reads the step's change feed. When a
 step of the pipeline does, it writes only the rows that differ from the
@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # Spark-free at import: EXPLAIN's nodes read the fraction
 # Distinct changed join values / input rows from which a recompute is
 # chosen, when it overwrites the result (no step reads its change feed):
 # bench/table_plan_bench.py measured the overwrite cheaper from 0.125% of
-# the input rows up (1M and 4M keys a side; README, "Benchmarks").
+# the input rows up (1M and 4M keys a side; bench/RESULTS.md).
 RECOMPUTE_FRACTION = 0.001
 # ... and when it MERGEs the rows that differ (a step reads the change
 # feed): it then does the incremental plan's MERGE plus a whole join and a
