@@ -38,13 +38,13 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine import fs
-from engine.settings import Warehouse
-from sql.names import MAX_NAME_BYTES, segment_problem
-from sql.plan import Pipeline
+from splice.engine import fs
+from splice.engine.settings import Warehouse
+from splice.sql.names import MAX_NAME_BYTES, segment_problem
+from splice.sql.plan import Pipeline
 
 if TYPE_CHECKING:
-    from engine.io import StepIO
+    from splice.engine.io import StepIO
 
 
 class ClaimRefused(Exception):

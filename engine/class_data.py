@@ -27,8 +27,8 @@ import hashlib
 import os
 from importlib import metadata
 
-from engine import jars, local_fs
-from engine.env_files import env_file
+from splice.engine import jars, local_fs
+from splice.engine.env_files import env_file
 
 ENV = "SPLICE_CLASS_ARCHIVE"  # the archive's path, or "off"
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"

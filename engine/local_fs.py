@@ -39,7 +39,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
-from engine.env_files import env_file
+from splice.engine.env_files import env_file
 
 ENV = "SPLICE_LOCAL_FS"  # "off": Hadoop's own local file system
 SOURCES = Path(__file__).resolve().parent / "java"

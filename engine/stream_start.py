@@ -32,10 +32,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine import fs
-from engine.delta_log import commit_actions, commit_versions
-from engine.offset_log import logged_batches
-from engine.settings import STREAM_START_SETTING as SETTING
+from splice.engine import fs
+from splice.engine.delta_log import commit_actions, commit_versions
+from splice.engine.offset_log import logged_batches
+from splice.engine.settings import STREAM_START_SETTING as SETTING
 
 # The start options of a query's Delta streams, by table path, in its checkpoint.
 RECORD = "splice_stream_starts.json"

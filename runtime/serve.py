@@ -28,24 +28,23 @@ from typing import Any
 
 from pyspark.errors import PySparkException
 from pyspark.sql.streaming import StreamingQuery
-
-from engine import definitions
-from engine.io import StepIO
-from engine.nodes import PhysicalNode
-from engine.progress import RunProgress
-from engine.session import own_session
-from operators.sources import SourceError
-from runtime.planner import planned
-from runtime.registry import bind, executor
-from runtime.runner import (
+from splice.engine import definitions
+from splice.engine.io import StepIO
+from splice.engine.nodes import PhysicalNode
+from splice.engine.progress import RunProgress
+from splice.engine.session import own_session
+from splice.operators.sources import SourceError
+from splice.runtime.planner import planned
+from splice.runtime.registry import bind, executor
+from splice.runtime.runner import (
     failure_cause,
     read_in_place,
     run_steps,
     settle_in_place,
     start_stream,
 )
-from runtime.tenure import check_held, hold
-from sql.plan import Pipeline
+from splice.runtime.tenure import check_held, hold
+from splice.sql.plan import Pipeline
 
 
 @dataclass

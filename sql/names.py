@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from sql.errors import Position, SqlError
+from splice.sql.errors import Position, SqlError
 
 INTERNAL = "_splice"
 MAX_SEGMENT_BYTES = 255  # ext4, XFS, APFS, NTFS (in UTF-16 units, which is less strict)

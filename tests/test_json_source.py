@@ -13,15 +13,15 @@ import pyarrow.parquet as pq
 import pytest
 from dagster import materialize
 from pyspark.sql import functions as F
+from splice.engine.io import appended_since, delta_version
+from splice.engine.session import loads_splice_jar
+from splice.operators.file_manifest import changed_files, last_read, manifest_path
+from splice.operators.json_source import object_reason, verdict_in_expressions, verdict_in_jar
+from splice.orchestration.assets import build_assets
+from splice.resources.spark import SparkResource
+from splice.runtime.runner import run_pipeline
 
-from engine.io import appended_since, delta_version
-from engine.session import loads_splice_jar
-from operators.file_manifest import changed_files, last_read, manifest_path
-from operators.json_source import object_reason, verdict_in_expressions, verdict_in_jar
-from orchestration.assets import build_assets
-from resources.spark import SparkResource
-from runtime.runner import run_pipeline
-from splice.cli import run_and_report
+from splice.cli.run import run_and_report
 from tests.pipeline_helpers import append, make_io, output_rows
 
 pytestmark = pytest.mark.spark

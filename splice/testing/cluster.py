@@ -28,7 +28,7 @@ import pyspark
 
 from splice.processes import end, gone, server_main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_FOLDER = ROOT / ".splice" / "cluster"
 READY_SECONDS = 120.0
 MASTER = "org.apache.spark.deploy.master.Master"

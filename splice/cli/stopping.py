@@ -120,6 +120,6 @@ class RunStopper:
 
 def _context(spark: Any) -> Any:
     """The session's SparkContext; None under Spark Connect."""
-    from engine.session import is_connect
+    from splice.engine.session import is_connect
 
     return None if is_connect(spark) else spark.sparkContext

@@ -41,12 +41,13 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from engine.io import delta_exists
-from engine.kafka_topics import Record, create_topic, delete_topic, produce
-from engine.nodes import PhysicalPlan
-from runtime.planner import plan, refused_in_place
-from splice.cases import check_columns
-from sql.plan import MaterializeStep, Pipeline, SourceStep
+from splice.engine.io import delta_exists
+from splice.engine.kafka_topics import Record, create_topic, delete_topic, produce
+from splice.engine.nodes import PhysicalPlan
+from splice.runtime.planner import plan, refused_in_place
+from splice.sql.plan import MaterializeStep, Pipeline, SourceStep
+
+from splice.testing.cases import check_columns
 
 
 def topic_options(step: SourceStep, topic: str, table: bool) -> dict[str, str]:
@@ -83,7 +84,7 @@ def _topic_name(case: str, source: str) -> str:
 @dataclass
 class KafkaCaseSources:
     """Sources on topics of ``bootstrap``, for the case runner
-    (``splice.cases.run_case``): :meth:`prepare` declares them, :meth:`append`
+    (``splice.testing.cases.run_case``): :meth:`prepare` declares them, :meth:`append`
     produces a run's rows, :meth:`close` deletes the topics."""
 
     bootstrap: str

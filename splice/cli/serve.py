@@ -10,17 +10,24 @@ the queries' stop."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 import threading
 import time
+from typing import Any
 
-from engine.io import StepIO
-from engine.session import start_session
-from engine.settings import SpliceSettings
-from runtime.planner import planned
-from runtime.serve import ServeOptions, serve
+from splice.cli.flags import above_zero, not_negative, settings_of, spark_flags
+from splice.cli.run import fault_message
+from splice.engine.claims import ClaimRefused
+from splice.engine.fs import FileSystemUnavailable
+from splice.engine.io import StepIO
+from splice.engine.session import start_session
+from splice.engine.settings import SettingsError, SpliceSettings
 from splice.processes import on_stop_signals, say_now, stop_signals_ignored_by_children
-from sql.plan import Pipeline
+from splice.runtime.planner import planned
+from splice.runtime.serve import ServeOptions, serve
+from splice.runtime.tenure import TenureLost
+from splice.sql.plan import Pipeline
 
 
 def serve_and_report(pipeline: Pipeline, settings: SpliceSettings, interval_s: float | None,
@@ -67,3 +74,47 @@ def serve_and_report(pipeline: Pipeline, settings: SpliceSettings, interval_s: f
               file=sys.stderr)
         return 1
     return 0
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("serve", help="run every step continuously until SIGTERM or Ctrl-C",
+                       description="Run every step continuously until SIGTERM or SIGINT "
+                                   "(Ctrl-C), to the process or its group: each query then "
+                                   "stops after its micro-batch in flight (up to 30 s), the "
+                                   "lock is released, exit 0 (1 when a step failed while "
+                                   "serving).")
+    p.add_argument("path")
+    spark_flags(p)
+    # Unset flags take runtime.serve.ServeOptions' defaults (imported only
+    # when serving: it loads pyspark); the help names them.
+    p.add_argument("--interval", type=not_negative, metavar="SECONDS",
+                   help="each step's trigger interval (default 0.25)")
+    p.add_argument("--report-every", type=above_zero, metavar="SECONDS",
+                   help="how often to print each step's progress (default 10)")
+
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from splice.cli.serve import serve_and_report
+    from splice.engine.definitions import DefinitionChanged
+    from splice.engine.lock import LockBusy
+    from splice.runtime.compile import compile_path
+    from splice.runtime.runner import StepFailed
+
+    pipeline = compile_path(args.path)
+    settings = settings_of(args)
+    try:
+        return serve_and_report(pipeline, settings, args.interval, args.report_every)
+    except (StepFailed, DefinitionChanged, LockBusy) as err:
+        print(f"\nsplice: {fault_message(err, pipeline, settings) or err}", file=sys.stderr)
+        return 1
+    except (SettingsError, FileSystemUnavailable, ClaimRefused, TenureLost):
+        raise  # a setting or a claim is wrong: main's one line, not a fault
+    except Exception as err:  # a full disk, a store that did not answer: said, not a bug
+        said = fault_message(err, pipeline, settings)
+        if said is None:
+            raise
+        print(f"\nsplice: {said}", file=sys.stderr)
+        return 1
+

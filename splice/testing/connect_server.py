@@ -30,12 +30,12 @@ from importlib import metadata
 from pathlib import Path
 
 import pyspark
+from splice.engine.session import DIST_CLASS_PATH, dist_class_path, driver_launch, spark_conf
+from splice.engine.settings import SpliceSettings
 
-from engine.session import DIST_CLASS_PATH, dist_class_path, driver_launch, spark_conf
-from engine.settings import SpliceSettings
 from splice.processes import end, server_main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_FOLDER = ROOT / ".splice" / "connect"
 CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 MASTER = "local[*]"

@@ -24,10 +24,9 @@ from typing import Any, Protocol
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from engine import fs
-from sql.errors import SqlErrors
-from sql.plan import Kind, Pipeline, SourceStep, Step
+from splice.engine import fs
+from splice.sql.errors import SqlErrors
+from splice.sql.plan import Kind, Pipeline, SourceStep, Step
 
 
 class OutputExpect(BaseModel):
@@ -129,8 +128,8 @@ def run_case(case: Case, path: str, spark: Any, workdir: str | None = None,
              sources: CaseSources | None = None) -> CaseResult:
     """Run one case on a fresh warehouse; never raises for a failing case.
     ``sources``: the case's sources somewhere else than Delta tables (Kafka
-    topics: ``splice.kafka_cases``)."""
-    from splice.compile import compile_text
+    topics: ``splice.testing.kafka_cases``)."""
+    from splice.runtime.compile import compile_text
 
     start = time.monotonic()
     file = os.path.basename(path) if path else f"{case.case}.sql"
@@ -174,10 +173,10 @@ def _check_error(case: Case, err: SqlErrors) -> list[str]:
 
 def _run_data(case: Case, pipeline: Pipeline, spark: Any, root: str,
               sources: CaseSources | None = None) -> list[str]:
-    from engine.definitions import DefinitionChanged
-    from engine.io import StepIO
-    from engine.settings import Warehouse
-    from runtime.runner import StepFailed, run_pipeline
+    from splice.engine.definitions import DefinitionChanged
+    from splice.engine.io import StepIO
+    from splice.engine.settings import Warehouse
+    from splice.runtime.runner import StepFailed, run_pipeline
 
     io = StepIO(spark=spark, warehouse=Warehouse(root=root), pipeline=pipeline,
                 kafka_bootstrap=sources.kafka_bootstrap if sources else None)
@@ -215,7 +214,7 @@ def _source(pipeline: Pipeline, name: str) -> SourceStep:
 
 
 def check_outputs(io: Any, expect: dict[str, OutputExpect], when: str) -> list[str]:
-    from splice.compare import compare_rows
+    from splice.testing.compare import compare_rows
 
     outputs = {name.lower(): step for name, step in io.pipeline.outputs.items()}
     # Per expected output, in the case's order: a mistake of the case, or
@@ -279,7 +278,7 @@ def append_rows(io: Any, step: SourceStep, rows: list[dict[str, Any]]) -> None:
             fh.write(text)
         os.replace(os.path.join(folder, f"_{name}.tmp"), os.path.join(folder, name))
         return
-    from operators.sources import declared_schema
+    from splice.operators.sources import declared_schema
 
     schema = declared_schema(step)
     check_columns(step, rows)

@@ -23,10 +23,11 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from splice.processes import end, server_main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 POM = ROOT / "scripts" / "kafka" / "pom.xml"
 LOG4J = ROOT / "scripts" / "kafka" / "log4j2.xml"
 LIBS = ROOT / ".kafka" / "libs"
@@ -202,6 +203,18 @@ def stop_broker(folder: Path = DEFAULT_FOLDER, timeout: float = 20.0) -> bool:
     end(broker.pid, timeout)
     (broker.folder / "broker.pid").unlink(missing_ok=True)
     return True
+
+
+def broker_address(settings: Any) -> str:
+    """The brokers to use: the settings', else scripts/kafka.sh's broker
+    (started when it is not running; its address is printed)."""
+    if settings.kafka_bootstrap:
+        return settings.kafka_bootstrap
+    broker = start_broker()
+    print(f"Kafka broker: {broker.bootstrap} (scripts/kafka.sh's; stop it with "
+          "bash scripts/kafka.sh stop)", flush=True)
+    return broker.bootstrap
+
 
 
 def main(argv: list[str] | None = None) -> int:
