@@ -20,12 +20,12 @@ import statistics
 import time
 
 from common import scratch, session
+from splice.engine.io import StepIO
+from splice.engine.settings import Warehouse
+from splice.runtime.compile import compile_text
+from splice.runtime.runner import run_steps
 
-from engine.io import StepIO
-from engine.settings import Warehouse
-from runtime.runner import run_steps
-from splice.cases import append_rows
-from splice.compile import compile_text
+from splice.testing.cases import append_rows
 
 CHECKSUM = "spark.databricks.delta.writeChecksumFile.enabled"
 SQL = """

@@ -1,7 +1,7 @@
 """The interval-join benchmark (bench/interval_join_bench.py) with the
 driver here and the executors on a Spark standalone cluster: a master and
 one worker (2 cores) started from pyspark's jars on 127.0.0.1
-(splice/cluster.py), stopped at the end. Splice's compiled join against the
+(splice/testing/cluster.py), stopped at the end. Splice's compiled join against the
 same hand-written PySpark job, both on that cluster, alternating, in one
 run; the goal is a printed ratio of at least 0.95.
 
@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from interval_join_bench import main as interval_join_main
 
-from splice.cluster import start_cluster, stop_cluster
+from splice.testing.cluster import start_cluster, stop_cluster
 
 
 def main() -> None:

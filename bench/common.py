@@ -18,13 +18,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pyspark.sql import DataFrame, SparkSession
-
-from engine.io import StepIO
-from resources.spark import SparkResource
-from resources.warehouse import WarehouseResource
-from runtime.runner import run_step
-from splice.compile import compile_text
-from sql.plan import Step
+from splice.engine.io import StepIO
+from splice.resources.spark import SparkResource
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.compile import compile_text
+from splice.runtime.runner import run_step
+from splice.sql.plan import Step
 
 
 def session() -> SparkSession:

@@ -25,9 +25,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from splice.compile import analyze_sources  # noqa: E402
-from sql.errors import SqlErrors  # noqa: E402
-from sql.script import parse_script  # noqa: E402
+from splice.runtime.compile import analyze_sources  # noqa: E402
+from splice.sql.errors import SqlErrors  # noqa: E402
+from splice.sql.script import parse_script  # noqa: E402
 
 TARGET_MS = 50.0
 

@@ -19,15 +19,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from common import scratch, session
+from splice.engine.io import StepIO
+from splice.orchestration.factory import splice_definitions
+from splice.resources.spark import SparkResource
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.compile import compile_path
+from splice.runtime.runner import run_pipeline
 
-from engine.io import StepIO
-from orchestration.factory import splice_definitions
-from resources.spark import SparkResource
-from resources.warehouse import WarehouseResource
-from runtime.compile import compile_path
-from runtime.runner import run_pipeline
-from splice.cases import append_rows
-from splice.demo import CUSTOMERS, ORDERS
+from splice.cli.demo import CUSTOMERS, ORDERS
+from splice.testing.cases import append_rows
 
 PIPELINE = Path(__file__).resolve().parent.parent / "pipelines" / "demo"
 

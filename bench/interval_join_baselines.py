@@ -24,8 +24,7 @@ from common import against_hand_written, arguments
 from interval_join_bench import generate, hand_run, splice_run
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-
-from resources.warehouse import WarehouseResource
+from splice.resources.warehouse import WarehouseResource
 
 
 def batch_run(spark: SparkSession, root: Path, inputs: WarehouseResource) -> tuple[float, int]:

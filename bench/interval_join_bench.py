@@ -29,9 +29,8 @@ from common import (
 )
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-
-from resources.warehouse import WarehouseResource
-from sql.plan import SourceStep
+from splice.resources.warehouse import WarehouseResource
+from splice.sql.plan import SourceStep
 
 SQL = """
 CREATE STREAM orders (id BIGINT, customer BIGINT, amount DOUBLE, ts TIMESTAMP)

@@ -15,7 +15,7 @@ Each run prints its wall time and the JVM's CPU; ``--conf KEY=VALUE`` tries
 a Spark setting on the same workload (e.g.
 ``spark.databricks.delta.writeChecksumFile.enabled=true``).
 
-Figures and what they say: docs/DECISIONS.md ("Testing", where the suite's
+Figures and what they say: docs/decisions/README.md ("Testing", where the suite's
 CPU goes).
 """
 
@@ -106,10 +106,10 @@ def report(jfr: Path) -> None:
 
 def chains(reps: int, record: int, out: Path, conf: dict[str, str]) -> None:
     from common import jvm_cpu_seconds
+    from splice.engine.session import start_session
+    from splice.resources.warehouse import WarehouseResource
+    from splice.runtime.runner import run_pipeline
 
-    from engine.session import start_session
-    from resources.warehouse import WarehouseResource
-    from runtime.runner import run_pipeline
     from tests.conftest import suite_settings, table_join_plan
     from tests.pipeline_helpers import append, make_io
     from tests.test_table_chains import _changelog, _sql

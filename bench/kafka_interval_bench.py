@@ -2,7 +2,7 @@
 from Kafka topics, against the same join hand-written in PySpark reading the
 same topics (issue 15).
 
-A broker the project starts (splice/kafka_broker.py) holds two topics of
+A broker the project starts (splice/testing/kafka_broker.py) holds two topics of
 ``--rows`` JSON records each (2 partitions, keyed by the order id), and two
 bad orders, which Splice writes to the dead letter (checked) and the
 hand-written job's join drops. Splice
@@ -44,16 +44,16 @@ from pathlib import Path
 from common import alternate, argument_parser, cpu_seconds, jvm_cpu_seconds, write_hand_written
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from splice.engine.io import KEY, ROWTIME, StepIO
+from splice.engine.kafka_topics import Record, create_topic, produce
+from splice.engine.session import start_session
+from splice.engine.settings import SpliceSettings, Warehouse
+from splice.operators import kafka_source
+from splice.runtime.compile import compile_text
+from splice.runtime.runner import run_steps
+from splice.sql.plan import SourceStep
 
-from engine.io import KEY, ROWTIME, StepIO
-from engine.kafka_topics import Record, create_topic, produce
-from engine.session import start_session
-from engine.settings import SpliceSettings, Warehouse
-from operators import kafka_source
-from runtime.runner import run_steps
-from splice.compile import compile_text
-from splice.kafka_broker import start_broker, stop_broker
-from sql.plan import SourceStep
+from splice.testing.kafka_broker import start_broker, stop_broker
 
 KAFKA = "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0"
 PARTITIONS = 2  # each topic's
@@ -95,7 +95,7 @@ BAD_ORDERS = 2
 
 class CpuMeter:
     """CPU seconds used so far by Spark's JVM and by the broker started in
-    ``work`` (its pid file, splice/kafka_broker.py)."""
+    ``work`` (its pid file, splice/testing/kafka_broker.py)."""
 
     def __init__(self, spark: SparkSession, work: Path) -> None:
         self.spark = spark

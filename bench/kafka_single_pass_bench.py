@@ -49,10 +49,9 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
-
-from operators.kafka_source import RECORD_TOPIC, RECORD_VALUE, decode
-from splice.compile import compile_text
-from sql.plan import SourceStep
+from splice.operators.kafka_source import RECORD_TOPIC, RECORD_VALUE, decode
+from splice.runtime.compile import compile_text
+from splice.sql.plan import SourceStep
 
 WINDOW = "o.id = p.order_id AND p.ts BETWEEN o.ts - INTERVAL 1 MINUTE AND o.ts + INTERVAL 1 MINUTE"
 DEAD = "struct<topic:string,partition:int,offset:bigint,raw:string,reason:string>"

@@ -28,10 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.io import StepIO  # noqa: E402
-from resources.spark import SparkResource  # noqa: E402
-from resources.warehouse import WarehouseResource  # noqa: E402
-from splice.compile import compile_path  # noqa: E402
+from splice.engine.io import StepIO  # noqa: E402
+from splice.resources.spark import SparkResource  # noqa: E402
+from splice.resources.warehouse import WarehouseResource  # noqa: E402
+from splice.runtime.compile import compile_path  # noqa: E402
+
 from tests.crash_harness import (  # noqa: E402
     PIPELINE,
     add_round,

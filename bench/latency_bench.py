@@ -18,13 +18,13 @@ import time
 from pathlib import Path
 
 from common import scratch, session
+from splice.engine.io import StepIO
+from splice.engine.settings import Warehouse
+from splice.runtime.compile import compile_path
+from splice.runtime.runner import StepReport, run_steps
 
-from engine.io import StepIO
-from engine.settings import Warehouse
-from runtime.compile import compile_path
-from runtime.runner import StepReport, run_steps
-from splice.cases import append_rows
-from splice.demo import CUSTOMERS, ORDERS
+from splice.cli.demo import CUSTOMERS, ORDERS
+from splice.testing.cases import append_rows
 
 PIPELINE = Path(__file__).resolve().parent.parent / "pipelines" / "demo"
 

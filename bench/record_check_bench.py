@@ -21,16 +21,15 @@ from common import arguments, session
 from kafka_interval_bench import SQL as KAFKA_SQL
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-
-from operators.json_source import (
+from splice.operators.json_source import (
     convert_text,
     text_fields,
     verdict_in_expressions,
     verdict_in_jar,
 )
-from operators.kafka_source import decode
-from splice.compile import compile_text
-from sql.plan import SourceStep
+from splice.operators.kafka_source import decode
+from splice.runtime.compile import compile_text
+from splice.sql.plan import SourceStep
 
 
 def pieces(spark: SparkSession, orders: SourceStep, value: Column) -> dict[str, Column]:

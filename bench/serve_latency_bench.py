@@ -26,13 +26,13 @@ from pathlib import Path
 from common import jvm_cpu_seconds, scratch, session
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
+from splice.engine.io import StepIO, delta_version
+from splice.engine.settings import Warehouse
+from splice.runtime.compile import compile_path
+from splice.runtime.serve import ServeOptions, serve
 
-from engine.io import StepIO, delta_version
-from engine.settings import Warehouse
-from runtime.compile import compile_path
-from runtime.serve import ServeOptions, serve
-from splice.cases import append_rows
-from splice.demo import CUSTOMERS, ORDERS
+from splice.cli.demo import CUSTOMERS, ORDERS
+from splice.testing.cases import append_rows
 
 PIPELINE = Path(__file__).resolve().parent.parent / "pipelines" / "demo"
 

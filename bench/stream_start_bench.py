@@ -33,13 +33,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from common import jvm_cpu_seconds
-
-from engine.stream_start import SETTING, from_version_zero
+from splice.engine.stream_start import SETTING, from_version_zero
 
 
 def _session(test_session: bool) -> Any:
-    from engine.session import start_session
-    from engine.settings import SpliceSettings
+    from splice.engine.session import start_session
+    from splice.engine.settings import SpliceSettings
 
     if not test_session:
         return start_session(SpliceSettings.from_env())
@@ -97,8 +96,9 @@ def starts(reps: int, test_session: bool) -> None:
 
 
 def chains(reps: int, test_session: bool) -> None:
-    from resources.warehouse import WarehouseResource
-    from runtime.runner import run_pipeline
+    from splice.resources.warehouse import WarehouseResource
+    from splice.runtime.runner import run_pipeline
+
     from tests.pipeline_helpers import append, make_io
     from tests.test_table_chains import _changelog, _sql
 

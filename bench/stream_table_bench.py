@@ -35,8 +35,7 @@ from common import (
 )
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-
-from resources.warehouse import WarehouseResource
+from splice.resources.warehouse import WarehouseResource
 
 CUSTOMERS = 10_000
 SQL = """

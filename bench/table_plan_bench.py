@@ -36,12 +36,11 @@ from pathlib import Path
 from common import pipeline_io, scratch, session
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from splice.engine.io import StepIO, merge_by_key
+from splice.joins.physical.table_plan import PLAN_SETTING
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.runner import run_step
 from table_table_bench import SQL  # the same two tables and primary-key join
-
-from engine.io import StepIO, merge_by_key
-from joins.physical.table_plan import PLAN_SETTING
-from resources.warehouse import WarehouseResource
-from runtime.runner import run_step
 
 PLANS = ("auto", "incremental", "recompute")
 INPUTS = ("lefts", "rights", "lefts_table", "rights_table")

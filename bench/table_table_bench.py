@@ -28,10 +28,9 @@ from pathlib import Path
 from common import alternate, pipeline_io, scratch, session, timed_steps
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-
-from engine.io import StepIO, merge_by_key
-from resources.warehouse import WarehouseResource
-from runtime.runner import run_step
+from splice.engine.io import StepIO, merge_by_key
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.runner import run_step
 
 SQL = """
 CREATE TABLE lefts (id BIGINT, lv BIGINT, ts TIMESTAMP)

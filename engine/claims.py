@@ -8,7 +8,7 @@ Two SQL folders that derive one pipeline name (``a/demo`` and ``b/demo``,
 their checkpoints or their rows without any error.
 
 So every run first claims its names in a small registry kept in the
-warehouse itself (docs/DECISIONS.md, "Names and paths"):
+warehouse itself (docs/decisions/names-and-paths.md):
 
 - ``_splice/<pipeline>/owner.json``: the pipeline's name and origin (the
   absolute path of its SQL folder or file, ``Pipeline.origin``);
@@ -38,13 +38,13 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine import fs
-from engine.settings import Warehouse
-from sql.names import MAX_NAME_BYTES, segment_problem
-from sql.plan import Pipeline
+from splice.engine import fs
+from splice.engine.settings import Warehouse
+from splice.sql.names import MAX_NAME_BYTES, segment_problem
+from splice.sql.plan import Pipeline
 
 if TYPE_CHECKING:
-    from engine.io import StepIO
+    from splice.engine.io import StepIO
 
 
 class ClaimRefused(Exception):

@@ -4,7 +4,7 @@ Every driver JVM a session starts (each ``splice run``, Dagster run worker,
 crash-test child) loads and verifies the same tens of thousands of classes
 of Spark, Delta and Hadoop before its first job. Java's class-data sharing
 maps them from an archive written by an earlier JVM instead (measured
-CPU: docs/DECISIONS.md, "Testing").
+CPU: docs/decisions/test-sessions.md).
 
 The archive is written once per checkout (``python -m splice.class_data``,
 which ``scripts/setup.sh`` runs): a JVM started with
@@ -27,8 +27,8 @@ import hashlib
 import os
 from importlib import metadata
 
-from engine import jars, local_fs
-from engine.env_files import env_file
+from splice.engine import jars, local_fs
+from splice.engine.env_files import env_file
 
 ENV = "SPLICE_CLASS_ARCHIVE"  # the archive's path, or "off"
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"

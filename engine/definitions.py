@@ -25,9 +25,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from engine import fs
-from engine.io import StepIO
-from sql.plan import Pipeline, SourceStep, Step
+from splice.engine import fs
+from splice.engine.io import StepIO
+from splice.sql.plan import Pipeline, SourceStep, Step
 
 FILE = "splice_definition.json"
 _POSITION = {"where", "sql"}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine import fs
+from splice.engine import fs
 
 
 def log_folder(path: str) -> str:

@@ -25,11 +25,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyspark.errors import PySparkException
-
-from sql.plan import SourceStep, Step, StepBase
+from splice.sql.plan import SourceStep, Step, StepBase
 
 if TYPE_CHECKING:
-    from engine.io import StepIO
+    from splice.engine.io import StepIO
 
 # Error classes that only wrap the error that caused them.
 _WRAPPERS = {"STREAM_FAILED", "FOREACH_BATCH_USER_FUNCTION_ERROR", "TASK_WRITE_FAILED",
@@ -344,11 +343,11 @@ _STORE_MODULES = ("botocore", "aiobotocore", "aiohttp", "s3fs", "urllib3")
 _BROKER_TEXTS = ("org.apache.kafka.common.errors.TimeoutException", "DisconnectException",
                  "Timeout of 60000ms expired", "KafkaException", "Broker transport failure",
                  "Connection refused", "Failed to resolve", "Timed out waiting")
-_MODULE_WORDS = {"engine.lock": "holding the pipeline's lock", "engine.lease":
-                 "holding the pipeline's lock (its lease)", "engine.claims":
-                 "claiming the pipeline's names", "engine.definitions":
-                 "recording the steps' definitions", "engine.session": "starting Spark",
-                 "engine.storage": "checking the storage", "engine.maintenance":
+_MODULE_WORDS = {"splice.engine.lock": "holding the pipeline's lock", "splice.engine.lease":
+                 "holding the pipeline's lock (its lease)", "splice.engine.claims":
+                 "claiming the pipeline's names", "splice.engine.definitions":
+                 "recording the steps' definitions", "splice.engine.session": "starting Spark",
+                 "splice.engine.storage": "checking the storage", "splice.engine.maintenance":
                  "maintaining the tables"}
 
 

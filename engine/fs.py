@@ -30,10 +30,9 @@ from typing import Any
 
 import fsspec
 from fsspec import AbstractFileSystem
-
-from engine.locations import local_file
-from engine.settings import SpliceSettings
-from engine.storage import fsspec_options
+from splice.engine.locations import local_file
+from splice.engine.settings import SpliceSettings
+from splice.engine.storage import fsspec_options
 
 # Hadoop's names for file systems that fsspec knows by another name.
 _SCHEMES = {"s3a": "s3", "s3n": "s3"}

@@ -19,9 +19,8 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
-
-from engine import delta_sql, faults, fs
-from engine.delta_log import (
+from splice.engine import delta_sql, faults, fs
+from splice.engine.delta_log import (
     commit_actions,
     commit_file,
     commit_versions,
@@ -29,13 +28,13 @@ from engine.delta_log import (
     log_folder,
     versions_in,
 )
-from engine.delta_sql import create_if_absent, insert_values, update_set
-from engine.marks import USER_METADATA, batch_note, marked_batch
-from engine.settings import Warehouse
-from engine.stream_start import delta_stream
-from sql.columns import KEY as KEY  # re-exported: defined once in sql/columns.py
-from sql.columns import ROWTIME as ROWTIME
-from sql.plan import Kind, Pipeline, Relation, SourceStep, Step
+from splice.engine.delta_sql import create_if_absent, insert_values, update_set
+from splice.engine.marks import USER_METADATA, batch_note, marked_batch
+from splice.engine.settings import Warehouse
+from splice.engine.stream_start import delta_stream
+from splice.sql.columns import KEY as KEY  # re-exported: defined once in sql/columns.py
+from splice.sql.columns import ROWTIME as ROWTIME
+from splice.sql.plan import Kind, Pipeline, Relation, SourceStep, Step
 
 
 def has_fact(relation: Relation) -> Column:
@@ -106,7 +105,7 @@ class StepIO:
         the input's executor."""
         if self.reader is None:
             raise RuntimeError("this StepIO reads no input: run steps through "
-                               "runtime.runner, which binds their executors")
+                               "splice.runtime.runner, which binds their executors")
         return self.reader(self, step_id, options)
 
     def read_delta_stream(self, step: Step, options: dict[str, str]) -> DataFrame:
@@ -247,7 +246,7 @@ def ensure_table(spark: SparkSession, path: str, schema: StructType,
     # planned over the table ran one more Spark job (Delta's data skipping),
     # and a stream-table join plans its table read in every micro-batch;
     # tables without them are also readable by Delta readers that predate
-    # table features (docs/DECISIONS.md, "Tables").
+    # table features (docs/decisions/tables.md).
     create_if_absent(spark, path, _nullable(schema),
                      {"delta.enableChangeDataFeed": "true"} if change_feed else None)
 

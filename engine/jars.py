@@ -35,7 +35,7 @@ import os
 from importlib import metadata
 from urllib.parse import urlparse
 
-from engine.env_files import env_file
+from splice.engine.env_files import env_file
 
 # How recorded jars reach a session (the class-data archive is keyed by it).
 LAYOUT = "jars-after-spark-classpath"

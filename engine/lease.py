@@ -34,9 +34,9 @@ import threading
 import time
 from typing import Any
 
-from engine.faults import renewal_fault
-from engine.fs import create_text, resolve, write_text
-from engine.lock import Holder
+from splice.engine.faults import renewal_fault
+from splice.engine.fs import create_text, resolve, write_text
+from splice.engine.lock import Holder
 
 WIDTH = 12
 # The first retry of a failed renewal, doubled at each failure after it.

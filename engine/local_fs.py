@@ -9,7 +9,7 @@ PySpark ships no Hadoop native library, so Hadoop's local file system runs
 streaming checkpoint entry starts several. On this machine one such process
 cost the JVM 1.7 ms and the process itself 2.8 ms of CPU, and a run of the
 table-chain test pipeline (30 steps, two runs) started about 1,600 of them a
-run (docs/DECISIONS.md, "Testing").
+run (docs/decisions/test-sessions.md).
 
 ``engine/java/splice/hadoop`` holds the same file systems with those two
 calls made in-process (Java's own file attributes); everything else is
@@ -39,7 +39,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
-from engine.env_files import env_file
+from splice.engine.env_files import env_file
 
 ENV = "SPLICE_LOCAL_FS"  # "off": Hadoop's own local file system
 SOURCES = Path(__file__).resolve().parent / "java"

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
-from engine.settings import SettingsError, Warehouse, parse_number
+from splice.engine.settings import SettingsError, Warehouse, parse_number
 
 POLL_SECONDS = 0.5
 LEASE_SECONDS = 60.0
@@ -178,7 +178,7 @@ def lock_for(warehouse: Warehouse, pipeline: str, lease_seconds: float) -> tuple
     if is_local(folder):
         path = f"{folder}/run.lock"
         return FileLock(path), path
-    from engine.lease import Lease
+    from splice.engine.lease import Lease
 
     path = f"{folder}/run.lease"
     return Lease(path, lease_seconds), path

@@ -43,13 +43,12 @@ from dataclasses import dataclass
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
-
-from engine import fs
-from engine.delta_sql import detail, table_ref
-from engine.io import StepIO, delta_exists
-from engine.session import own_session
-from engine.settings import SettingsError, parse_number
-from sql.plan import SourceStep
+from splice.engine import fs
+from splice.engine.delta_sql import detail, table_ref
+from splice.engine.io import StepIO, delta_exists
+from splice.engine.session import own_session
+from splice.engine.settings import SettingsError, parse_number
+from splice.sql.plan import SourceStep
 
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 DELTA_MIN_RETAIN_HOURS = 168.0  # below it Delta's VACUUM refuses unless the check is off

@@ -10,8 +10,7 @@ from abc import ABC, abstractmethod
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
-
-from sql.plan import Pipeline, Step
+from splice.sql.plan import Pipeline, Step
 
 
 class ExplainNode(BaseModel):
@@ -109,7 +108,7 @@ class PhysicalPlan(Pipeline):
     def packages(self) -> tuple[str, ...]:
         """The Spark connectors the plan's steps need, beyond Delta (and the
         storage's, for a source on ``s3a://``)."""
-        from engine.storage import storage_packages
+        from splice.engine.storage import storage_packages
 
         storage = storage_packages(s.location for s in self.sources.values()
                                    if s.location)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine import fs
+from splice.engine import fs
 
 
 def logged_batches(spark: Any, log: str) -> list[int]:

@@ -21,8 +21,7 @@ from typing import Any
 from py4j.protocol import Py4JError
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
-
-from engine.offset_log import source_offsets
+from splice.engine.offset_log import source_offsets
 
 
 class RunProgress:

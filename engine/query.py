@@ -10,11 +10,10 @@ from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
 from pyspark.sql import DataFrame, SparkSession
-
-from engine.errors import Cause
-from engine.io import StepIO, delta_version
-from engine.nodes import PhysicalNode
-from sql.plan import Step
+from splice.engine.errors import Cause
+from splice.engine.io import StepIO, delta_version
+from splice.engine.nodes import PhysicalNode
+from splice.sql.plan import Step
 
 
 class Sink(StrEnum):

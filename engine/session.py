@@ -24,11 +24,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from engine import class_data, jars, local_fs
-from engine.fs import configure_files
-from engine.net import unanswered
-from engine.settings import ENV, SESSION_SETTINGS, SettingsError, SpliceSettings
-from engine.storage import check_storage, storage_packages
+from splice.engine import class_data, jars, local_fs
+from splice.engine.fs import configure_files
+from splice.engine.net import unanswered
+from splice.engine.settings import ENV, SESSION_SETTINGS, SettingsError, SpliceSettings
+from splice.engine.storage import check_storage, storage_packages
 
 _lock = threading.Lock()
 DIST_CLASS_PATH = "SPARK_DIST_CLASSPATH"
@@ -68,7 +68,7 @@ def base_conf(settings: SpliceSettings) -> dict[str, str]:
         # without a job and a snapshot takes its protocol and metadata from
         # it (a projection's micro-batch: 1 job instead of 2, measured); but
         # a corrupted commit file is then found by the next step's stream,
-        # not the source step (docs/DECISIONS.md, "The micro-batch marks").
+        # not the source step (docs/decisions/micro-batch-marks.md).
         "spark.databricks.delta.writeChecksumFile.enabled": "false",
         "spark.sql.streaming.multipleWatermarkPolicy": "max",
         "spark.ui.enabled": "false",
@@ -189,7 +189,7 @@ def driver_launch(master: str, conf: dict[str, str], packages: list[str]) -> Dri
     (engine/jars.py), Hadoop's local file system without a process per file
     (engine/local_fs.py), then classes from an archive (engine/class_data.py),
     which records that classpath. A local session's JVM and the Spark
-    Connect server (splice/connect_server.py) are launched alike."""
+    Connect server (splice/testing/connect_server.py) are launched alike."""
     recordable = jars.usable(master, conf)
     known = jars.class_path(packages) if recordable else None
     added = dict(local_fs.session_options(master, conf))
@@ -244,7 +244,7 @@ def own_session(spark: Any) -> Any:
     fetches every setting in a round trip of its own and ends on a Java
     exception that PySpark converts: 29 ms a call, where this whole
     function now takes 3 ms (measured), once for every step of every run
-    (docs/DECISIONS.md)."""
+    (docs/decisions/README.md)."""
     if is_connect(spark):
         return spark
     session = spark.newSession()

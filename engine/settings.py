@@ -52,8 +52,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from engine.locations import canonical_location, has_scheme
+from splice.engine.locations import canonical_location, has_scheme
 
 DEFAULT_ROOT = "warehouse"
 DEFAULT_MASTER = "local[2]"
@@ -240,7 +239,7 @@ class SpliceSettings(BaseModel):
     def storage_conf(self) -> dict[str, str]:
         """The Spark settings of the storage: ``s3_endpoint``'s shorthand,
         under ``conf`` (which wins)."""
-        from engine.storage import s3a_conf
+        from splice.engine.storage import s3a_conf
 
         return {**s3a_conf(self.s3_endpoint), **self.conf}
 

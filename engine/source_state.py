@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 
-from engine import fs
-from engine.delta_log import latest_version
-from engine.kafka_topics import end_offsets
-from engine.settings import ENV, SettingsError, SpliceSettings, Warehouse
-from sql.plan import SourceStep
+from splice.engine import fs
+from splice.engine.delta_log import latest_version
+from splice.engine.kafka_topics import end_offsets
+from splice.engine.settings import ENV, SettingsError, SpliceSettings, Warehouse
+from splice.sql.plan import SourceStep
 
 
 class SourceStateUnreadable(RuntimeError):

@@ -8,7 +8,7 @@ those commits from version 0 gives the same rows (every row ever written is
 still there, once), from the commit files alone. Measured on this machine
 (availableNow to a counting micro-batch, 8 warm starts each, median JVM CPU):
 0.57 against 0.29 s for a plain stream of a five-commit table, 0.57 against
-0.39 s for a change feed (docs/DECISIONS.md, "Streams start from the log").
+0.39 s for a change feed (docs/decisions/stream-start-from-log.md).
 Every step's first run starts such a stream per input, and most runs of a
 test or of a new pipeline are first runs.
 
@@ -32,10 +32,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine import fs
-from engine.delta_log import commit_actions, commit_versions
-from engine.offset_log import logged_batches
-from engine.settings import STREAM_START_SETTING as SETTING
+from splice.engine import fs
+from splice.engine.delta_log import commit_actions, commit_versions
+from splice.engine.offset_log import logged_batches
+from splice.engine.settings import STREAM_START_SETTING as SETTING
 
 # The start options of a query's Delta streams, by table path, in its checkpoint.
 RECORD = "splice_stream_starts.json"

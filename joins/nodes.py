@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from engine.nodes import ExplainNode, PhysicalNode, Reads, duration
-from joins.physical.table_plan import (
+from splice.engine.nodes import ExplainNode, PhysicalNode, Reads, duration
+from splice.joins.physical.table_plan import (
     RECOMPUTE_FRACTION,
     RECOMPUTE_FRACTION_WHEN_READ,
     REWRITE_SHARE,
 )
-from joins.strategy import Strategy, choose_strategy
-from sql.plan import AsofInequality, JoinStep, JoinType, Kind, Window
+from splice.joins.strategy import Strategy, choose_strategy
+from splice.sql.plan import AsofInequality, JoinStep, JoinType, Kind, Window
 
 _SKIPS = "records whose value columns are all NULL"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from joins.nodes import (
+from splice.joins.nodes import (
     AsofJoin,
     IncrementalTableJoin,
     IntervalJoin,
@@ -10,9 +10,9 @@ from joins.nodes import (
     StreamTableLookup,
     UnsupportedJoin,
 )
-from joins.strategy import Strategy, choose_strategy
-from sql.errors import SqlError
-from sql.plan import JoinStep
+from splice.joins.strategy import Strategy, choose_strategy
+from splice.sql.errors import SqlError
+from splice.sql.plan import JoinStep
 
 # One line per join variant: the strategy it runs, its node.
 VARIANTS: dict[Strategy, type[JoinNode]] = {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from sql.plan import JoinStep, Kind
+from splice.sql.plan import JoinStep, Kind
 
 
 class Strategy(StrEnum):

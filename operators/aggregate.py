@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-
-from engine.io import KEY, ROWTIME, StepIO, has_fact, merge_by_key
-from engine.query import BatchTarget, Executor, Sink, StepQuery
-from operators.nodes import AggregateNode
+from splice.engine.io import KEY, ROWTIME, StepIO, has_fact, merge_by_key
+from splice.engine.query import BatchTarget, Executor, Sink, StepQuery
+from splice.operators.nodes import AggregateNode
 
 _HAVING = "__splice_having"
 

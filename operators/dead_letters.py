@@ -11,10 +11,9 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Observation, Row
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
-
-from engine.faults import KillPoint, reached
-from engine.io import append
-from sql.plan import SourceStep
+from splice.engine.faults import KillPoint, reached
+from splice.engine.io import append
+from splice.sql.plan import SourceStep
 
 DEAD_LETTER_SCHEMA = StructType([
     StructField("source", StringType()),

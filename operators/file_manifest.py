@@ -18,9 +18,8 @@ from dataclasses import asdict, dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
-
-from engine import fs
-from engine.io import appended_since, delta_version
+from splice.engine import fs
+from splice.engine.io import appended_since, delta_version
 
 MANIFEST_SCHEMA = StructType([
     StructField("path", StringType()),

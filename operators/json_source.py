@@ -22,13 +22,12 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
-
-from engine import fs
-from engine.io import StepIO, append, delta_version, ensure_table, rows_written_since
-from engine.query import BatchTarget, Outcome, Sink, StepQuery
-from engine.session import loads_splice_jar
-from operators.dead_letters import write_checked
-from operators.file_manifest import (
+from splice.engine import fs
+from splice.engine.io import StepIO, append, delta_version, ensure_table, rows_written_since
+from splice.engine.query import BatchTarget, Outcome, Sink, StepQuery
+from splice.engine.session import loads_splice_jar
+from splice.operators.dead_letters import write_checked
+from splice.operators.file_manifest import (
     MANIFEST_SCHEMA,
     ChangedFile,
     changed_files,
@@ -37,9 +36,9 @@ from operators.file_manifest import (
     manifest_rows,
     save_changed,
 )
-from operators.nodes import SourceNode
-from operators.sources import SourceExecutor, dead_letter_table, declared_schema
-from sql.plan import SourceStep
+from splice.operators.nodes import SourceNode
+from splice.operators.sources import SourceExecutor, dead_letter_table, declared_schema
+from splice.sql.plan import SourceStep
 
 # Arrival order: the file's modification time, its name (then its path, for
 # files of the same name in different folders), the line's position: the

@@ -21,9 +21,8 @@ from collections.abc import Callable
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-
-from operators.json_source import WHOLE
-from sql.plan import SourceStep
+from splice.operators.json_source import WHOLE
+from splice.sql.plan import SourceStep
 
 
 def any_case_fields(step: SourceStep, text: Column, value: Column, verdict: Column) -> Column:

@@ -35,16 +35,15 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-
-from engine import fs
-from engine.delta_sql import merge, quote, table_ref
-from engine.faults import KillPoint, reached
-from engine.kafka_topics import first_offsets, watermarks
-from engine.offset_log import logged_batches, source_offsets
-from engine.settings import ENV
-from operators.kafka_loss import created_again
-from operators.sources import SourceError
-from sql.plan import SourceStep
+from splice.engine import fs
+from splice.engine.delta_sql import merge, quote, table_ref
+from splice.engine.faults import KillPoint, reached
+from splice.engine.kafka_topics import first_offsets, watermarks
+from splice.engine.offset_log import logged_batches, source_offsets
+from splice.engine.settings import ENV
+from splice.operators.kafka_loss import created_again
+from splice.operators.sources import SourceError
+from splice.sql.plan import SourceStep
 
 # Where a Kafka record was: its dead letter's columns beyond the common ones.
 PLACE = {"topic": "string", "partition": "int", "offset": "bigint"}

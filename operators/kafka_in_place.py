@@ -36,17 +36,16 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-
-from engine import fs
-from engine.errors import Cause
-from engine.io import KEY, ROWTIME, StepIO, app_id, delta_version, rows_written_since
-from engine.offset_log import logged_batches
-from engine.query import Outcome, Sink, StepQuery
-from engine.settings import ENV, lost_records_policy
-from operators.dead_letters import append_dead_letters, dead_letters, raw_record
-from operators.kafka_gaps import batch_range, topic_source
-from operators.kafka_loss import lost_records
-from operators.kafka_source import (
+from splice.engine import fs
+from splice.engine.errors import Cause
+from splice.engine.io import KEY, ROWTIME, StepIO, app_id, delta_version, rows_written_since
+from splice.engine.offset_log import logged_batches
+from splice.engine.query import Outcome, Sink, StepQuery
+from splice.engine.settings import ENV, lost_records_policy
+from splice.operators.dead_letters import append_dead_letters, dead_letters, raw_record
+from splice.operators.kafka_gaps import batch_range, topic_source
+from splice.operators.kafka_loss import lost_records
+from splice.operators.kafka_source import (
     RECORD_TOPIC,
     RECORD_VALUE,
     KafkaSourceExecutor,
@@ -56,9 +55,9 @@ from operators.kafka_source import (
     prepare_topic,
     topic_stream,
 )
-from operators.nodes import SourceNode
-from operators.sources import SourceError, dead_letter_table
-from sql.plan import SourceStep, Step
+from splice.operators.nodes import SourceNode
+from splice.operators.sources import SourceError, dead_letter_table
+from splice.sql.plan import SourceStep, Step
 
 Ranges = dict[int, tuple[int, int]]  # partition -> (first offset, end offset exclusive)
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 
-from engine.errors import Cause
-from engine.kafka_topics import first_offsets, topic_config
-from engine.settings import ENV
+from splice.engine.errors import Cause
+from splice.engine.kafka_topics import first_offsets, topic_config
+from splice.engine.settings import ENV
 
 # Texts of Spark's and the Kafka client's data-loss failures.
 _LOST = ("OffsetOutOfRange", "some data may have been", "Cannot fetch offset",

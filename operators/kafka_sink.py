@@ -25,9 +25,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
-
-from engine.faults import KillPoint, reached
-from engine.io import (
+from splice.engine.faults import KillPoint, reached
+from splice.engine.io import (
     KEY,
     ROWTIME,
     StepIO,
@@ -37,11 +36,11 @@ from engine.io import (
     is_written,
     rows_written_since,
 )
-from engine.kafka_topics import create_topic, topic_exists
-from engine.query import BatchTarget, Executor, Outcome, Sink, StepQuery
-from operators.kafka_source import bootstrap
-from operators.nodes import KafkaSink
-from sql.plan import Kind, Step
+from splice.engine.kafka_topics import create_topic, topic_exists
+from splice.engine.query import BatchTarget, Executor, Outcome, Sink, StepQuery
+from splice.operators.kafka_source import bootstrap
+from splice.operators.nodes import KafkaSink
+from splice.sql.plan import Kind, Step
 
 # The change feed's own columns; a table's deleted key is a tombstone.
 CHANGE = "_change_type"

@@ -32,9 +32,8 @@ import time
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
-
-from engine.errors import Cause, root_cause
-from engine.io import (
+from splice.engine.errors import Cause, root_cause
+from splice.engine.io import (
     KEY,
     ROWTIME,
     StepIO,
@@ -43,21 +42,21 @@ from engine.io import (
     is_written,
     rows_written_since,
 )
-from engine.kafka_topics import create_topic, end_offsets, topic_exists, unanswered_brokers
-from engine.net import unanswered
-from engine.nodes import read_in_order
-from engine.query import BatchTarget, Outcome, Sink, StepQuery
-from engine.session import is_connect
-from engine.settings import ENV, lost_records_policy
-from engine.stream_start import delta_stream
-from operators.dead_letters import write_checked
-from operators.json_source import converted_once, object_verdict, text_fields, value_reason
-from operators.kafka_fields import any_case_fields
-from operators.kafka_gaps import record_lost, refuse_created_again
-from operators.kafka_loss import lost_records
-from operators.nodes import SourceNode
-from operators.sources import SourceError, SourceExecutor, dead_letter_table, rowtime_of
-from sql.plan import SinkStep, SourceStep
+from splice.engine.kafka_topics import create_topic, end_offsets, topic_exists, unanswered_brokers
+from splice.engine.net import unanswered
+from splice.engine.nodes import read_in_order
+from splice.engine.query import BatchTarget, Outcome, Sink, StepQuery
+from splice.engine.session import is_connect
+from splice.engine.settings import ENV, lost_records_policy
+from splice.engine.stream_start import delta_stream
+from splice.operators.dead_letters import write_checked
+from splice.operators.json_source import converted_once, object_verdict, text_fields, value_reason
+from splice.operators.kafka_fields import any_case_fields
+from splice.operators.kafka_gaps import record_lost, refuse_created_again
+from splice.operators.kafka_loss import lost_records
+from splice.operators.nodes import SourceNode
+from splice.operators.sources import SourceError, SourceExecutor, dead_letter_table, rowtime_of
+from splice.sql.plan import SinkStep, SourceStep
 
 # A Kafka record's own fields, under names no declared column can take: a
 # stream may well declare columns named ``value``, ``topic`` or ``offset``.

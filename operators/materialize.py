@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
-
-from engine.io import KEY, StepIO
-from engine.query import Executor, Sink, StepQuery
-from operators.nodes import MaterializeNode
+from splice.engine.io import KEY, StepIO
+from splice.engine.query import Executor, Sink, StepQuery
+from splice.operators.nodes import MaterializeNode
 
 
 class MaterializeExecutor(Executor[MaterializeNode]):

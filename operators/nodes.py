@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from engine.nodes import ExplainNode, PhysicalNode, Reads
-from sql.errors import Position, SqlError
-from sql.plan import (
+from splice.engine.nodes import ExplainNode, PhysicalNode, Reads
+from splice.sql.errors import Position, SqlError
+from splice.sql.plan import (
     AggregateStep,
     Kind,
     MaterializeStep,

@@ -16,9 +16,8 @@ from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructField, StructType
-
-from engine.errors import root_cause
-from engine.io import (
+from splice.engine.errors import root_cause
+from splice.engine.io import (
     KEY,
     ROWTIME,
     StepIO,
@@ -27,11 +26,11 @@ from engine.io import (
     ensure_table,
     rows_written_since,
 )
-from engine.query import BatchTarget, Executor, Outcome, Sink, StepQuery
-from engine.stream_start import delta_stream
-from operators.dead_letters import DEAD_LETTER_SCHEMA, append_dead_letters, dead_letters
-from operators.nodes import DeltaSource, SourceNode
-from sql.plan import MaterializeStep, SourceStep
+from splice.engine.query import BatchTarget, Executor, Outcome, Sink, StepQuery
+from splice.engine.stream_start import delta_stream
+from splice.operators.dead_letters import DEAD_LETTER_SCHEMA, append_dead_letters, dead_letters
+from splice.operators.nodes import DeltaSource, SourceNode
+from splice.sql.plan import MaterializeStep, SourceStep
 
 
 class SourceError(Exception):

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
-
-from engine.io import KEY, ROWTIME, StepIO, merge_by_key
-from engine.query import BatchTarget, Executor, Sink, StepQuery
-from operators.nodes import TableProjectNode
+from splice.engine.io import KEY, ROWTIME, StepIO, merge_by_key
+from splice.engine.query import BatchTarget, Executor, Sink, StepQuery
+from splice.operators.nodes import TableProjectNode
 
 _GONE = "__splice_gone"
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-
-from engine.io import KEY, ROWTIME, StepIO
-from engine.nodes import read_in_order
-from engine.query import Executor, StepQuery
-from operators.nodes import ProjectNode, RepartitionNode
+from splice.engine.io import KEY, ROWTIME, StepIO
+from splice.engine.nodes import read_in_order
+from splice.engine.query import Executor, StepQuery
+from splice.operators.nodes import ProjectNode, RepartitionNode
 
 
 def ordered_input(node: ProjectNode | RepartitionNode, io: StepIO) -> DataFrame:

@@ -33,8 +33,7 @@ from dagster import (
     TableSchema,
     multi_asset,
 )
-
-from orchestration.bridge import (
+from splice.orchestration.bridge import (
     ClaimRefused,
     DefinitionChanged,
     LockBusy,
@@ -50,10 +49,10 @@ from orchestration.bridge import (
     run_steps,
     table_rows,
 )
-from orchestration.checks import check_results, check_specs
-from orchestration.layout import AssetShape, asset_shapes, hidden_steps
-from orchestration.translator import SpliceTranslator, compiled_schema, safe_name
-from sql.plan import Pipeline, SourceStep, Step
+from splice.orchestration.checks import check_results, check_specs
+from splice.orchestration.layout import AssetShape, asset_shapes, hidden_steps
+from splice.orchestration.translator import SpliceTranslator, compiled_schema, safe_name
+from splice.sql.plan import Pipeline, SourceStep, Step
 
 FILES_UNCHANGED = "files_unchanged_after_ingest"
 

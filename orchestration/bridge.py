@@ -5,20 +5,20 @@ inside engine/ (or resources/, splice/) changes this one file and nothing
 else under orchestration/.
 """
 
-from engine.claims import ClaimRefused
-from engine.definitions import DefinitionChanged, definition_hash
-from engine.io import StepIO, table_rows
-from engine.lock import LockBusy, dagster_lock_wait
-from engine.maintenance import MaintenanceFailed, MaintenancePolicy, maintain
-from engine.settings import SettingsError
-from engine.source_state import SourceStateUnreadable, source_marker, table_version
-from resources.spark import SparkResource
-from resources.warehouse import WarehouseResource
-from runtime.compile import compile_path, discover, pipeline_paths
-from runtime.explain import explain_step, explainable, step_header
-from runtime.planner import planned
-from runtime.runner import StepFailed, StepReport, run_step, run_steps
-from runtime.tenure import TenureLost, hold
+from splice.engine.claims import ClaimRefused
+from splice.engine.definitions import DefinitionChanged, definition_hash
+from splice.engine.io import StepIO, table_rows
+from splice.engine.lock import LockBusy, dagster_lock_wait
+from splice.engine.maintenance import MaintenanceFailed, MaintenancePolicy, maintain
+from splice.engine.settings import SettingsError
+from splice.engine.source_state import SourceStateUnreadable, source_marker, table_version
+from splice.resources.spark import SparkResource
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.compile import compile_path, discover, pipeline_paths
+from splice.runtime.explain import explain_step, explainable, step_header
+from splice.runtime.planner import planned
+from splice.runtime.runner import StepFailed, StepReport, run_step, run_steps
+from splice.runtime.tenure import TenureLost, hold
 
 __all__ = [
     "ClaimRefused",

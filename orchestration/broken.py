@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dagster import AssetKey, AssetsDefinition, Failure, MetadataValue, asset
-
-from orchestration.translator import safe_name
+from splice.orchestration.translator import safe_name
 
 
 def broken_pipeline_name(path: Path) -> str:

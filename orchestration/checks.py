@@ -22,10 +22,9 @@ from dagster import (
     AssetKey,
     MetadataValue,
 )
-
-from orchestration.bridge import StepReport
-from orchestration.translator import compiled_schema
-from sql.plan import JoinStep, Kind, Pipeline, SourceStep, Step
+from splice.orchestration.bridge import StepReport
+from splice.orchestration.translator import compiled_schema
+from splice.sql.plan import JoinStep, Kind, Pipeline, SourceStep, Step
 
 DEAD_LETTERS = "no_dead_letters"
 LATE_DROPPED = "no_late_records_dropped"

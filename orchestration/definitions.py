@@ -14,9 +14,8 @@ import os
 from pathlib import Path
 
 from dagster import Definitions
-
-from orchestration.bridge import SparkResource, WarehouseResource
-from orchestration.factory import (
+from splice.orchestration.bridge import SparkResource, WarehouseResource
+from splice.orchestration.factory import (
     PipelineLoadError,
     build_definitions,
     compile_all,

@@ -17,25 +17,24 @@ import os
 from pathlib import Path
 
 from dagster import AssetsDefinition, Definitions, in_process_executor
-
-from orchestration.assets import asset_keys, build_assets
-from orchestration.bridge import (
+from splice.orchestration.assets import asset_keys, build_assets
+from splice.orchestration.bridge import (
     SparkResource,
     WarehouseResource,
     compile_path,
     discover,
     pipeline_paths,
 )
-from orchestration.broken import broken_pipeline_asset
-from orchestration.jobs import job_name, pipeline_job
-from orchestration.maintenance import maintenance_job
-from orchestration.schedules import pipeline_schedule
-from orchestration.sensors import pipeline_sensor
-from orchestration.source_data import source_data_assets
-from orchestration.table_sensor import tables_sensor
-from orchestration.translator import SpliceTranslator
-from sql.errors import SqlErrors
-from sql.plan import Pipeline
+from splice.orchestration.broken import broken_pipeline_asset
+from splice.orchestration.jobs import job_name, pipeline_job
+from splice.orchestration.maintenance import maintenance_job
+from splice.orchestration.schedules import pipeline_schedule
+from splice.orchestration.sensors import pipeline_sensor
+from splice.orchestration.source_data import source_data_assets
+from splice.orchestration.table_sensor import tables_sensor
+from splice.orchestration.translator import SpliceTranslator
+from splice.sql.errors import SqlErrors
+from splice.sql.plan import Pipeline
 
 
 class PipelineLoadError(Exception):
@@ -85,7 +84,7 @@ def _check_unique(pipelines: list[Pipeline]) -> None:
 
 def splice_assets(pipeline: Pipeline, *, translator: SpliceTranslator | None = None,
                   hide_internal_steps: bool = False) -> list[AssetsDefinition]:
-    """The assets of one compiled pipeline (``splice.compile.compile_path``)."""
+    """The assets of one compiled pipeline (``splice.runtime.compile.compile_path``)."""
     return build_assets(pipeline, translator, hide_internal_steps)
 
 

@@ -9,8 +9,7 @@ schedules name the job (public Dagster API only: the job object
 from collections.abc import Sequence
 
 from dagster import AssetsDefinition, AssetSelection, define_asset_job
-
-from sql.plan import Pipeline
+from splice.sql.plan import Pipeline
 
 
 def job_name(pipeline: Pipeline) -> str:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from orchestration.translator import SpliceTranslator
-from sql.plan import Pipeline, SourceStep, Step
+from splice.orchestration.translator import SpliceTranslator
+from splice.sql.plan import Pipeline, SourceStep, Step
 
 
 @dataclass(frozen=True)

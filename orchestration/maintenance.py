@@ -6,8 +6,7 @@ materializes nothing. It waits for a run of the pipeline like a step does.
 """
 
 from dagster import Failure, JobDefinition, OpExecutionContext, job, op
-
-from orchestration.bridge import (
+from splice.orchestration.bridge import (
     ClaimRefused,
     LockBusy,
     MaintenanceFailed,
@@ -22,7 +21,7 @@ from orchestration.bridge import (
     maintain,
     run_steps,
 )
-from sql.plan import Pipeline
+from splice.sql.plan import Pipeline
 
 
 def maintenance_job(pipeline: Pipeline) -> JobDefinition:

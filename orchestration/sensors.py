@@ -11,14 +11,13 @@ from dagster import (
     SkipReason,
     sensor,
 )
-
-from orchestration.bridge import (
+from splice.orchestration.bridge import (
     SettingsError,
     SourceStateUnreadable,
     WarehouseResource,
     source_marker,
 )
-from sql.plan import Pipeline
+from splice.sql.plan import Pipeline
 
 
 def pipeline_sensor(pipeline: Pipeline, job_name: str,

@@ -26,15 +26,14 @@ from dagster import (
     ObserveResult,
     multi_observable_source_asset,
 )
-
-from orchestration.bridge import (
+from splice.orchestration.bridge import (
     SettingsError,
     SourceStateUnreadable,
     WarehouseResource,
     source_marker,
 )
-from orchestration.translator import SpliceTranslator
-from sql.plan import Pipeline, SourceStep
+from splice.orchestration.translator import SpliceTranslator
+from splice.sql.plan import Pipeline, SourceStep
 
 
 def source_data_spec(pipeline: Pipeline, source: SourceStep,

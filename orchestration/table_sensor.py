@@ -17,9 +17,8 @@ from dagster import (
     SkipReason,
     sensor,
 )
-
-from orchestration.bridge import WarehouseResource, table_version
-from sql.plan import Pipeline, SourceStep, Step
+from splice.orchestration.bridge import WarehouseResource, table_version
+from splice.sql.plan import Pipeline, SourceStep, Step
 
 
 def _table_path(warehouse: WarehouseResource, pipeline: Pipeline, step: Step) -> str:

@@ -2,8 +2,8 @@
 
 The counterpart of dagster-dbt's ``DagsterDbtTranslator``: subclass
 :class:`SpliceTranslator`, override the methods you want to change, and hand
-an instance to :func:`orchestration.factory.splice_definitions` (or
-:func:`orchestration.factory.splice_assets`). Every method gets the step
+an instance to :func:`splice.orchestration.factory.splice_definitions` (or
+:func:`splice.orchestration.factory.splice_assets`). Every method gets the step
 (``sql.plan.Step``: its ``id``, ``op``, ``kind``, ``output``, ``inputs``,
 ``where``, ``sql``) and the compiled pipeline it belongs to. The defaults
 are what ``orchestration/definitions.py`` shows: one asset per step keyed
@@ -25,9 +25,8 @@ from dagster import (
     TableColumn,
     TableSchema,
 )
-
-from orchestration.bridge import definition_hash, explain_step, explainable, step_header
-from sql.plan import Pipeline, SourceStep, Step
+from splice.orchestration.bridge import definition_hash, explain_step, explainable, step_header
+from splice.sql.plan import Pipeline, SourceStep, Step
 
 
 def safe_name(step_id: str) -> str:

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from dagster import ConfigurableResource
 from pydantic import Field
-
-from engine.session import start_session
-from engine.settings import SpliceSettings
+from splice.engine.session import start_session
+from splice.engine.settings import SpliceSettings
 
 
 class SparkResource(ConfigurableResource):

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from dagster import ConfigurableResource
 from pydantic import Field
-
-from engine.settings import DEFAULT_ROOT, SpliceSettings, Warehouse
+from splice.engine.settings import DEFAULT_ROOT, SpliceSettings, Warehouse
 
 __all__ = ["DEFAULT_ROOT", "WarehouseResource"]
 

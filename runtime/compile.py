@@ -2,7 +2,7 @@
 logical pipeline with every step's node, planned once).
 
 ``splice validate``, ``splice explain``, ``splice run``, ``splice test`` and
-the Dagster definitions all compile pipelines here (``splice.compile`` is
+the Dagster definitions all compile pipelines here (``splice.runtime.compile`` is
 the same functions, for the user's side).
 """
 
@@ -12,12 +12,12 @@ import re
 from pathlib import Path
 from typing import TypeVar
 
-from engine.nodes import PhysicalPlan
-from runtime.planner import plan
-from sql.analyzer import Analyzer
-from sql.errors import SqlError, SqlErrors, position_in
-from sql.plan import Pipeline
-from sql.script import parse_partial
+from splice.engine.nodes import PhysicalPlan
+from splice.runtime.planner import plan
+from splice.sql.analyzer import Analyzer
+from splice.sql.errors import SqlError, SqlErrors, position_in
+from splice.sql.plan import Pipeline
+from splice.sql.script import parse_partial
 
 P = TypeVar("P", bound=Pipeline)
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engine.nodes import PhysicalNode, PhysicalPlan
-from joins.planner import explainable_join, physical_join
-from operators.nodes import (
+from splice.engine.nodes import PhysicalNode, PhysicalPlan
+from splice.joins.planner import explainable_join, physical_join
+from splice.operators.nodes import (
     AggregateNode,
     KafkaSink,
     MaterializeNode,
@@ -20,8 +20,8 @@ from operators.nodes import (
     plan_project,
     plan_source,
 )
-from sql.errors import SqlError, SqlErrors
-from sql.plan import (
+from splice.sql.errors import SqlError, SqlErrors
+from splice.sql.plan import (
     AggregateStep,
     JoinStep,
     MaterializeStep,

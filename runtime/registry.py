@@ -1,7 +1,7 @@
 """The registry: which executor runs each kind of physical node.
 
 Adding a node kind (a source format, a join variant) is its node, its
-executor, and one line here (docs/DECISIONS.md, "How to add a node kind").
+executor, and one line here (docs/decisions/adding-a-node-kind.md).
 """
 
 from __future__ import annotations
@@ -10,24 +10,23 @@ from dataclasses import replace
 from typing import Any
 
 from pyspark.sql import DataFrame
-
-from engine.io import StepIO
-from engine.nodes import PhysicalNode, PhysicalPlan
-from engine.query import Executor
-from joins.physical.asof import AsofQuery
-from joins.physical.base import JoinExecutor
-from joins.physical.interval import IntervalQuery
-from joins.physical.lookup import LookupQuery
-from joins.physical.table_table import TableTableQuery
-from operators.aggregate import AggregateExecutor
-from operators.json_source import JsonSourceExecutor
-from operators.kafka_in_place import KafkaInPlaceExecutor
-from operators.kafka_sink import KafkaSinkExecutor
-from operators.kafka_source import KafkaSourceExecutor
-from operators.materialize import MaterializeExecutor
-from operators.sources import DeltaSourceExecutor
-from operators.table_project import TableProjectExecutor
-from operators.transform import ProjectExecutor, RepartitionExecutor
+from splice.engine.io import StepIO
+from splice.engine.nodes import PhysicalNode, PhysicalPlan
+from splice.engine.query import Executor
+from splice.joins.physical.asof import AsofQuery
+from splice.joins.physical.base import JoinExecutor
+from splice.joins.physical.interval import IntervalQuery
+from splice.joins.physical.lookup import LookupQuery
+from splice.joins.physical.table_table import TableTableQuery
+from splice.operators.aggregate import AggregateExecutor
+from splice.operators.json_source import JsonSourceExecutor
+from splice.operators.kafka_in_place import KafkaInPlaceExecutor
+from splice.operators.kafka_sink import KafkaSinkExecutor
+from splice.operators.kafka_source import KafkaSourceExecutor
+from splice.operators.materialize import MaterializeExecutor
+from splice.operators.sources import DeltaSourceExecutor
+from splice.operators.table_project import TableProjectExecutor
+from splice.operators.transform import ProjectExecutor, RepartitionExecutor
 
 EXECUTORS: dict[str, Executor[Any]] = {
     "source.delta": DeltaSourceExecutor(),

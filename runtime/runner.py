@@ -25,11 +25,10 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
-
-from engine import definitions, fs
-from engine.errors import Cause, explain, recorded, transient
-from engine.faults import KillPoint, arming, carried_here, reached
-from engine.io import (
+from splice.engine import definitions, fs
+from splice.engine.errors import Cause, explain, recorded, transient
+from splice.engine.faults import KillPoint, arming, carried_here, reached
+from splice.engine.io import (
     StepIO,
     app_id,
     append,
@@ -39,17 +38,17 @@ from engine.io import (
     notes_since,
     rows_written_since,
 )
-from engine.maintenance import MaintenancePolicy, after_run
-from engine.nodes import PhysicalNode, PhysicalPlan
-from engine.progress import RunProgress, is_no_data_batch
-from engine.query import BatchTarget, Sink, StepQuery
-from engine.session import is_connect, own_session
-from operators.file_manifest import ChangedFile
-from operators.sources import SourceError
-from runtime.planner import planned
-from runtime.registry import bind, executor
-from runtime.tenure import check_held, held, hold
-from sql.plan import Kind, Pipeline, Step
+from splice.engine.maintenance import MaintenancePolicy, after_run
+from splice.engine.nodes import PhysicalNode, PhysicalPlan
+from splice.engine.progress import RunProgress, is_no_data_batch
+from splice.engine.query import BatchTarget, Sink, StepQuery
+from splice.engine.session import is_connect, own_session
+from splice.operators.file_manifest import ChangedFile
+from splice.operators.sources import SourceError
+from splice.runtime.planner import planned
+from splice.runtime.registry import bind, executor
+from splice.runtime.tenure import check_held, held, hold
+from splice.sql.plan import Kind, Pipeline, Step
 
 _log = logging.getLogger("splice.runner")
 # Runs of a step in all when its failures are transient (engine.errors).

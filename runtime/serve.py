@@ -28,24 +28,23 @@ from typing import Any
 
 from pyspark.errors import PySparkException
 from pyspark.sql.streaming import StreamingQuery
-
-from engine import definitions
-from engine.io import StepIO
-from engine.nodes import PhysicalNode
-from engine.progress import RunProgress
-from engine.session import own_session
-from operators.sources import SourceError
-from runtime.planner import planned
-from runtime.registry import bind, executor
-from runtime.runner import (
+from splice.engine import definitions
+from splice.engine.io import StepIO
+from splice.engine.nodes import PhysicalNode
+from splice.engine.progress import RunProgress
+from splice.engine.session import own_session
+from splice.operators.sources import SourceError
+from splice.runtime.planner import planned
+from splice.runtime.registry import bind, executor
+from splice.runtime.runner import (
     failure_cause,
     read_in_place,
     run_steps,
     settle_in_place,
     start_stream,
 )
-from runtime.tenure import check_held, hold
-from sql.plan import Pipeline
+from splice.runtime.tenure import check_held, hold
+from splice.sql.plan import Pipeline
 
 
 @dataclass
@@ -123,7 +122,7 @@ class ServeOptions:
     # micro-batch, so the interval adds up along a chain; an idle trigger
     # costs a look at the input's log. 0.25 s: the demo's p50 2.49 s at 0.12
     # CPU seconds a second idle, against 2.92 s (0.09) at 0.5 s and 2.41 s
-    # (0.19) at 0.1 s (bench/serve_latency_bench.py, docs/DECISIONS.md).
+    # (0.19) at 0.1 s (bench/serve_latency_bench.py, docs/decisions/README.md).
     interval_s: float = 0.25
     report_every_s: float = 10.0
     backoff_s: float = 2.0

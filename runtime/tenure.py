@@ -27,10 +27,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from engine.claims import claim, unclaimed
-from engine.lock import Holder, Lock, acquire, lease_seconds_from_env, lock_for
-from engine.settings import Warehouse
-from sql.plan import Pipeline
+from splice.engine.claims import claim, unclaimed
+from splice.engine.lock import Holder, Lock, acquire, lease_seconds_from_env, lock_for
+from splice.engine.settings import Warehouse
+from splice.sql.plan import Pipeline
 
 # How often the watcher looks at the lock, and at the claims.
 WATCH_SECONDS = 0.5

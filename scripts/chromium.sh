@@ -8,7 +8,7 @@ set -euo pipefail
 # and that one test then skips, saying why. The version is pinned, but
 # Debian serves only the newest build of a package (a security update
 # replaces it), so when the pinned build is gone the served one is installed
-# and this says so (docs/DECISIONS.md, "The real webserver").
+# and this says so (docs/decisions/dagster-webserver-test.md).
 CHROMIUM_VERSION=156.0.8078.108-1~deb12u1
 if [ "${SPLICE_WITH_CHROMIUM:-1}" = "1" ] && ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = "0" ]; then as_root=(); else as_root=(sudo -n); fi

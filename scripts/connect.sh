@@ -11,4 +11,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-.venv/bin/python}
 [ -x "$python" ] || python=python3
-exec "$python" -m splice.connect_server "$@"
+exec "$python" -m splice.testing.connect_server "$@"

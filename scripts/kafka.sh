@@ -12,4 +12,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-.venv/bin/python}
 [ -x "$python" ] || python=python3
-exec "$python" -m splice.kafka_broker "$@"
+exec "$python" -m splice.testing.kafka_broker "$@"

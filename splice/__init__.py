@@ -1,0 +1,80 @@
+"""Splice: streaming SQL joins for the lakehouse.
+
+Joins written in the SQL of Lenses, ksqlDB, SQLstream or RisingWave, compiled
+into PySpark Structured Streaming steps that write Delta tables, each step a
+Dagster asset::
+
+    import splice
+
+    plan = splice.compile_path("pipelines/demo")   # raises splice.SqlErrors
+    print(splice.explain_pipeline(plan))            # steps, keys, strategies
+
+    # a Dagster code location (workspace.yaml names the module)
+    defs = splice.splice_definitions("pipelines", translator=splice.SpliceTranslator())
+
+Everything named here is the public face; the subpackages (``splice.sql``,
+``splice.joins``, ``splice.engine``, ...) are internal. The names load on first
+use, so that ``import splice`` starts neither Spark nor Dagster.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from splice.engine.claims import ClaimRefused
+    from splice.engine.settings import SettingsError, SpliceSettings
+    from splice.orchestration.factory import splice_assets, splice_definitions
+    from splice.orchestration.translator import SpliceTranslator
+    from splice.runtime.compile import compile_path, compile_text
+    from splice.runtime.explain import explain_pipeline
+    from splice.runtime.runner import StepFailed
+    from splice.runtime.tenure import TenureLost
+    from splice.sql.errors import SqlError, SqlErrors
+
+# name -> the module that defines it
+_PUBLIC = {
+    "compile_path": "splice.runtime.compile",
+    "compile_text": "splice.runtime.compile",
+    "explain_pipeline": "splice.runtime.explain",
+    "splice_definitions": "splice.orchestration.factory",
+    "splice_assets": "splice.orchestration.factory",
+    "SpliceTranslator": "splice.orchestration.translator",
+    "SpliceSettings": "splice.engine.settings",
+    "SqlError": "splice.sql.errors",
+    "SqlErrors": "splice.sql.errors",
+    "SettingsError": "splice.engine.settings",
+    "StepFailed": "splice.runtime.runner",
+    "ClaimRefused": "splice.engine.claims",
+    "TenureLost": "splice.runtime.tenure",
+}
+
+__all__ = [
+    "ClaimRefused",
+    "SettingsError",
+    "SpliceSettings",
+    "SpliceTranslator",
+    "SqlError",
+    "SqlErrors",
+    "StepFailed",
+    "TenureLost",
+    "compile_path",
+    "compile_text",
+    "explain_pipeline",
+    "splice_assets",
+    "splice_definitions",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'splice' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -19,10 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine import jars
-from engine.class_data import JAVA_OPTIONS, archive_path, writing_options
-from engine.session import spark_conf
-from engine.settings import ENV, SpliceSettings
+from splice.engine import jars
+from splice.engine.class_data import JAVA_OPTIONS, archive_path, writing_options
+from splice.engine.session import spark_conf
+from splice.engine.settings import ENV, SpliceSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT_SECONDS = 600.0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from engine.local_fs import BuildError, build
+from splice.engine.local_fs import BuildError, build
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from splice.sql.columns import ROWTIME
+from splice.sql.errors import Position, SqlError
+from splice.sql.nodes import PathAlias
+from splice.sql.projection import ProjectionBuilder, ProjectionResult
+from splice.sql.scope import Compiled, Scope
+from splice.sql.types import UNKNOWN, struct_type
 from sqlglot import exp
-
-from sql.columns import ROWTIME
-from sql.errors import Position, SqlError
-from sql.nodes import PathAlias
-from sql.projection import ProjectionBuilder, ProjectionResult
-from sql.scope import Compiled, Scope
-from sql.types import UNKNOWN, struct_type
 
 AGGREGATES: dict[type[exp.Expression], str] = {
     exp.Count: "COUNT", exp.Sum: "SUM", exp.Min: "MIN", exp.Max: "MAX", exp.Avg: "AVG",

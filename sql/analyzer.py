@@ -12,13 +12,13 @@ data is checked here, and a broken rule is a positioned :class:`SqlError`.
 
 from __future__ import annotations
 
-from sql.analysis.joins import JoinAnalyzer
-from sql.analysis.queries import QueryAnalyzer
-from sql.analysis.sinks import SinkAnalyzer
-from sql.analysis.sources import SourceAnalyzer
-from sql.analysis.statements import StatementAnalyzer
-from sql.intervals import interval_ms, parse_duration_ms
-from sql.types import UNKNOWN
+from splice.sql.analysis.joins import JoinAnalyzer
+from splice.sql.analysis.queries import QueryAnalyzer
+from splice.sql.analysis.sinks import SinkAnalyzer
+from splice.sql.analysis.sources import SourceAnalyzer
+from splice.sql.analysis.statements import StatementAnalyzer
+from splice.sql.intervals import interval_ms, parse_duration_ms
+from splice.sql.types import UNKNOWN
 
 
 class Analyzer(StatementAnalyzer, SourceAnalyzer, SinkAnalyzer, QueryAnalyzer, JoinAnalyzer):

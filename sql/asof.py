@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from splice.sql.conditions import SplitCondition
+from splice.sql.errors import Position, SqlError
+from splice.sql.plan import AsofInequality, JoinType
+from splice.sql.scope import Input, Scope
+from splice.sql.types import same_type_family
 from sqlglot import exp
-
-from sql.conditions import SplitCondition
-from sql.errors import Position, SqlError
-from sql.plan import AsofInequality, JoinType
-from sql.scope import Input, Scope
-from sql.types import same_type_family
 
 _OPS: dict[type[exp.Expression], str] = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
 _MIRROR = {">": "<", ">=": "<=", "<": ">", "<=": ">="}

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from splice.sql.errors import Position, SqlError
+from splice.sql.scope import Compiled, Scope
 from sqlglot import exp
-
-from sql.errors import Position, SqlError
-from sql.scope import Compiled, Scope
 
 
 @dataclass

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import typing as t
 
+from splice.sql import nodes
+from splice.sql.generator import SpliceGenerator
+from splice.sql.parsing.parser import SpliceParser
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ErrorLevel
 from sqlglot.tokens import TokenType
-
-from sql import nodes
-from sql.generator import SpliceGenerator
-from sql.parsing.parser import SpliceParser
 
 
 class Splice(Spark):

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import typing as t
 
+from splice.sql import nodes
+from splice.sql.parsing.lexical import is_bare_name
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
-
-from sql import nodes
-from sql.parsing.lexical import is_bare_name
 
 
 class SpliceGenerator(Spark.Generator):

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from splice.sql import nodes
+from splice.sql.conditions import EqualityPart, SplitCondition
+from splice.sql.errors import Position, SqlError
+from splice.sql.parsing.lexical import split_compact_duration
+from splice.sql.scope import Input, Resolved, Scope
 from sqlglot import exp
-
-from sql import nodes
-from sql.conditions import EqualityPart, SplitCondition
-from sql.errors import Position, SqlError
-from sql.parsing.lexical import split_compact_duration
-from sql.scope import Input, Resolved, Scope
 
 
 def parse_duration_ms(text: str) -> int | None:

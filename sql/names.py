@@ -8,7 +8,7 @@ name must therefore be one safe path segment, inside the warehouse and out
 of Splice's internal folder. A source's ``location`` may be an absolute path
 or a URI on purpose; a relative one must stay inside the warehouse.
 
-The rules (docs/DECISIONS.md, "Names and paths"):
+The rules (docs/decisions/names-and-paths.md):
 
 - not empty, not ``.`` or ``..`` (nor only dots);
 - no ``/`` or ``\\`` (a name is one folder, never a path);
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from sql.errors import Position, SqlError
+from splice.sql.errors import Position, SqlError
 
 INTERNAL = "_splice"
 MAX_SEGMENT_BYTES = 255  # ext4, XFS, APFS, NTFS (in UTF-16 units, which is less strict)

@@ -18,8 +18,7 @@ from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from sql.errors import Position
+from splice.sql.errors import Position
 
 
 class Model(BaseModel):

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from splice.sql.columns import KEY, ROWTIME
+from splice.sql.errors import Position, SqlError
+from splice.sql.nodes import PathAlias
+from splice.sql.plan import ColumnSpec, Projection
+from splice.sql.scope import VALUE, Compiled, Input, Scope, column_parts
+from splice.sql.types import struct_type
 from sqlglot import exp
-
-from sql.columns import KEY, ROWTIME
-from sql.errors import Position, SqlError
-from sql.nodes import PathAlias
-from sql.plan import ColumnSpec, Projection
-from sql.scope import VALUE, Compiled, Input, Scope, column_parts
-from sql.types import struct_type
 
 
 @dataclass

@@ -13,15 +13,14 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
+from splice.sql.columns import KEY, ROWTIME
+from splice.sql.errors import Position, SqlError
+from splice.sql.plan import Relation
+from splice.sql.types import UNKNOWN, struct_type
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SchemaError
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.schema import MappingSchema
-
-from sql.columns import KEY, ROWTIME
-from sql.errors import Position, SqlError
-from sql.plan import Relation
-from sql.types import UNKNOWN, struct_type
 
 VALUE = "_value"
 
@@ -141,7 +140,7 @@ class Scope:
 
     # -- errors -------------------------------------------------------------
     def position(self, node: exp.Expression, fallback: Position) -> Position:
-        from sql.script import node_position
+        from splice.sql.script import node_position
 
         return node_position(node, self.text, self.file, fallback)
 

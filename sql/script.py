@@ -14,17 +14,16 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from splice.sql import nodes
+from splice.sql.depth import MAX_NESTING, deepest_expression, ensure_stack, too_deep
+from splice.sql.dialect import Splice
+from splice.sql.errors import Position, SqlError, SqlErrors, position_in
+from splice.sql.limits import FIX_TEXT, too_long, too_long_rule
+from splice.sql.parsing.parser import SpliceParser
+from splice.sql.parsing.statements import PIPELINE_STATEMENTS
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
-
-from sql import nodes
-from sql.depth import MAX_NESTING, deepest_expression, ensure_stack, too_deep
-from sql.dialect import Splice
-from sql.errors import Position, SqlError, SqlErrors, position_in
-from sql.limits import FIX_TEXT, too_long, too_long_rule
-from sql.parsing.parser import SpliceParser
-from sql.parsing.statements import PIPELINE_STATEMENTS
 
 _DIALECT = Splice()
 
@@ -288,7 +287,7 @@ def _check_intervals(source: _Source, node: exp.Expr, chunk: list[Token]) -> Non
     watermark, a residual predicate ...) that is longer than Spark can hold
     (:mod:`sql.limits`); the durations of Splice's clauses are checked as
     they are parsed."""
-    from sql.intervals import interval_ms  # it imports the analysis, which imports this
+    from splice.sql.intervals import interval_ms  # it imports the analysis, which imports this
 
     first = chunk[0]
 

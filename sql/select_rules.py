@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from splice.sql.errors import Position, SqlError
 from sqlglot import exp
-
-from sql.errors import Position, SqlError
 
 # Select arguments a step may have; any other clause is rejected below.
 # (A query hint, /*+ ... */, is accepted and has no effect.)

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from splice.sql.columns import KEY
+from splice.sql.conditions import SplitCondition
+from splice.sql.plan import JoinType, Projection
+from splice.sql.scope import Compiled, Input
+from splice.sql.types import struct_type
 from sqlglot import exp
-
-from sql.columns import KEY
-from sql.conditions import SplitCondition
-from sql.plan import JoinType, Projection
-from sql.scope import Compiled, Input
-from sql.types import struct_type
 
 
 def is_input_key(exprs: list[Compiled], inp: Input) -> bool:

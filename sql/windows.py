@@ -24,15 +24,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from splice.sql import nodes
+from splice.sql.conditions import EqualityPart, SplitCondition
+from splice.sql.errors import Position, SqlError
+from splice.sql.intervals import TimeBoundReader
+from splice.sql.limits import LIMIT_TEXT, MAX_DURATION_DAYS, too_long
+from splice.sql.plan import Window
+from splice.sql.scope import Input, Scope, WindowedBy
 from sqlglot import exp
-
-from sql import nodes
-from sql.conditions import EqualityPart, SplitCondition
-from sql.errors import Position, SqlError
-from sql.intervals import TimeBoundReader
-from sql.limits import LIMIT_TEXT, MAX_DURATION_DAYS, too_long
-from sql.plan import Window
-from sql.scope import Input, Scope, WindowedBy
 
 WINDOW_START = "window_start"
 WINDOW_END = "window_end"

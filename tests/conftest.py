@@ -24,7 +24,7 @@ CASES = ROOT / "tests" / "cases"
 # acceptance case). The tests evaluate expressions interpreted instead, which
 # Spark's own test suites run as a mode of equal standing: the rows are the
 # same. Everything else (the demo, the benchmarks, a user's session) keeps
-# Spark's defaults. See docs/DECISIONS.md.
+# Spark's defaults. See docs/decisions/README.md.
 # Automatic maintenance (every 10th run compacts and vacuums every table of
 # the pipeline) is off in the test session: the acceptance cases that run
 # their pipeline once per record spent minutes compacting tables of a few
@@ -56,7 +56,7 @@ TEST_SPARK_CONF = {
 # new code paths, and C2 kept compiling them: over the acceptance file on two
 # workers its threads took 152 to 157 s of the JVMs' 672 to 695 s of CPU;
 # with these settings 602 and 572 s of CPU, 372 and 353 s against 401 and
-# 411 s of wall time (docs/DECISIONS.md, "Testing"). Users' sessions keep
+# 411 s of wall time (docs/decisions/test-sessions.md). Users' sessions keep
 # the JVM's defaults.
 TEST_JAVA_OPTIONS = ("-Duser.timezone=UTC -XX:TieredStopAtLevel=1 "
                      "-XX:ReservedCodeCacheSize=256m -XX:+UseSerialGC")
@@ -86,7 +86,7 @@ def suite_settings(java_options: str = "", conf: dict[str, str] | None = None) -
     """The settings of the suite's own sessions (:func:`suite_conf`),
     ``conf`` over them: the ``spark`` fixture's, and the benchmarks' that
     measure where the suite spends its time."""
-    from engine.settings import SpliceSettings
+    from splice.engine.settings import SpliceSettings
 
     return SpliceSettings.from_env(conf={**suite_conf(java_options), **(conf or {})})
 
@@ -116,7 +116,7 @@ KAFKA_PACKAGES = ("org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0",)
 def spark(request: pytest.FixtureRequest):
     """Spark's Kafka connector joins Delta's only when a collected test
     carries the ``kafka`` marker (it adds 38 jars to resolve at start)."""
-    from engine.session import start_session
+    from splice.engine.session import start_session
 
     kafka = any(item.get_closest_marker("kafka") for item in request.session.items)
     # hadoop-aws and S3A's settings for moto's server, only when an ``s3``
@@ -138,7 +138,7 @@ def spark(request: pytest.FixtureRequest):
 def warehouse(tmp_path: Path):
     """A WarehouseResource: an engine Warehouse that Dagster tests can also
     hand to their definitions as a resource."""
-    from resources.warehouse import WarehouseResource
+    from splice.resources.warehouse import WarehouseResource
 
     return WarehouseResource(root=str(tmp_path / "warehouse"))
 
@@ -148,7 +148,7 @@ def kafka(tmp_path_factory: pytest.TempPathFactory):
     """One Kafka broker for the test session (KRaft, single node, a temp
     folder), from the pinned jars (fetched with Maven when missing). Its
     bootstrap address; SPLICE_KAFKA_BOOTSTRAP is set to it for the session."""
-    from splice.kafka_broker import start_broker, stop_broker
+    from splice.testing.kafka_broker import start_broker, stop_broker
 
     folder = tmp_path_factory.mktemp("kafka")
     broker = start_broker(folder)

@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.faults import ENV, KillPoint
-from engine.io import StepIO
-from resources.warehouse import WarehouseResource
-from runtime.runner import run_pipeline
-from splice.cases import append_rows
-from sql.plan import Kind, Pipeline
+from splice.engine.faults import ENV, KillPoint
+from splice.engine.io import StepIO
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.runner import run_pipeline
+from splice.sql.plan import Kind, Pipeline
+
+from splice.testing.cases import append_rows
 from tests.conftest import ROOT, child_env
 
 BASE = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)

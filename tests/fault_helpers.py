@@ -14,8 +14,9 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from engine import fs
-from engine.io import StepIO
+from splice.engine import fs
+from splice.engine.io import StepIO
+
 from tests.conftest import ROOT
 from tests.crash_harness import BASE, table_rows
 from tests.pipeline_helpers import append

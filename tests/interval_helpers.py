@@ -9,9 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from engine.io import StepIO
-from runtime.runner import StepReport, run_step
-from sql.plan import SourceStep
+from splice.engine.io import StepIO
+from splice.runtime.runner import StepReport, run_step
+from splice.sql.plan import SourceStep
 
 BASE = dt.datetime(2024, 1, 1)
 TYPES = ("INNER", "LEFT", "RIGHT", "FULL", "CROSS")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from engine.kafka_topics import Record, end_offsets, first_offsets, produce
+from splice.engine.kafka_topics import Record, end_offsets, first_offsets, produce
 
 
 def retention_ms(bootstrap: str, topic: str, ms: int) -> None:

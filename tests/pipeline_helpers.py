@@ -6,11 +6,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from engine.io import StepIO
-from resources.warehouse import WarehouseResource
-from splice.cases import append_rows
-from splice.compile import compile_text
-from sql.plan import Pipeline
+from splice.engine.io import StepIO
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.compile import compile_text
+from splice.sql.plan import Pipeline
+
+from splice.testing.cases import append_rows
 
 LENSES_LEFT = """
 CREATE STREAM customers (id INT, name STRING) WITH (location='customers', key='id');

@@ -13,8 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-
-from engine.storage import HADOOP_AWS
+from splice.engine.storage import HADOOP_AWS
 
 __all__ = ["HADOOP_AWS", "S3Server", "s3_server"]
 

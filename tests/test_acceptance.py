@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from splice.cases import load_case, run_case
+from splice.testing.cases import load_case, run_case
 from tests.conftest import CASES
 
 # Every case passes; a case that waits for a later capability goes here,

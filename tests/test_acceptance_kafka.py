@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from splice.engine.kafka_topics import Record
+from splice.runtime.compile import compile_text
 
-from engine.kafka_topics import Record
-from splice.cases import load_case, run_case
-from splice.compile import compile_text
-from splice.kafka_cases import KafkaCaseSources, record_of, topic_options
+from splice.testing.cases import load_case, run_case
+from splice.testing.kafka_cases import KafkaCaseSources, record_of, topic_options
 from tests.conftest import CASES
 
 CASE_FILES = sorted(CASES.glob("*.yaml"))

@@ -18,8 +18,8 @@ from collections import Counter
 
 import duckdb
 import pytest
+from splice.runtime.runner import run_pipeline
 
-from runtime.runner import run_pipeline
 from tests.pipeline_helpers import append, make_io
 
 pytestmark = pytest.mark.spark

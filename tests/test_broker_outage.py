@@ -16,13 +16,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from splice.engine.io import StepIO
+from splice.engine.kafka_topics import Record, create_topic, produce
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.compile import compile_text
+from splice.runtime.runner import run_pipeline
 
-from engine.io import StepIO
-from engine.kafka_topics import Record, create_topic, produce
-from resources.warehouse import WarehouseResource
-from runtime.runner import run_pipeline
-from splice.compile import compile_text
-from splice.kafka_broker import start_broker, stop_broker
+from splice.testing.kafka_broker import start_broker, stop_broker
 from tests.conftest import child_env
 from tests.crash_harness import differences, table_rows
 from tests.fault_helpers import Child

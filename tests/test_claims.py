@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from splice.engine.claims import ClaimRefused, claim
+from splice.engine.io import StepIO
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.compile import compile_path, compile_text
+from splice.runtime.runner import run_pipeline
 
-from engine.claims import ClaimRefused, claim
-from engine.io import StepIO
-from resources.warehouse import WarehouseResource
-from runtime.runner import run_pipeline
 from splice.cli import main
-from splice.compile import compile_path, compile_text
 from tests.pipeline_helpers import append
 
 SOURCE = "CREATE STREAM orders (id INT, item STRING) WITH (location='orders', key='id');\n"

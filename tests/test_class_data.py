@@ -11,14 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from splice.engine import class_data
 
-from engine import class_data
 from tests.conftest import ROOT
 
 # The child reports whether its JVM (a child process of it) maps the archive.
 CHILD = """
 import json, os, sys
-from engine.session import start_session
+from splice.engine.session import start_session
 spark = start_session()
 count = spark.range(3).count()
 me, mapped = str(os.getpid()), []

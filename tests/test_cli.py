@@ -94,6 +94,24 @@ def test_demo_runs_end_to_end_and_prints_the_outputs(tmp_path: Path, spark, caps
     assert "column 'customer_id': 'three' is not INT" in out
     assert "[7/7] join        orders_matched: 2 rows written" in out
 
+    # `splice show`: an output's rows, and a source's dead letters, by name
+    demo = str(ROOT / "pipelines" / "demo")
+    assert main(["show", demo, "orders_enriched", "--warehouse", str(warehouse)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"output orders_enriched at {warehouse}/orders_enriched: 3 rows\n")
+    rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("|")]
+    assert rows[0] and [c.strip() for c in rows[0]] == ["_key", "name", "item", "ROWTIME"]
+    assert [[c.strip() for c in row][1:3] for row in rows][1:] == [
+        ["John", "Computer"], ["John", "Mouse"], ["NULL", "Keyboard"]], out
+    assert main(["show", demo, "orders", "--dead-letters", "--warehouse", str(warehouse),
+                 "--limit", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("dead letters of orders at ") and ": 1 row\n" in out
+    assert "'three' is not INT" in out
+    assert main(["show", demo, "nope", "--warehouse", str(warehouse)]) == 1
+    assert "has no output, source or step 'nope'; its outputs and sources: customers, " \
+        in capsys.readouterr().err
+
 
 def test_demo_refuses_to_wipe_a_folder_that_is_not_a_warehouse(tmp_path: Path, capsys) -> None:
     (tmp_path / "precious.txt").write_text("keep me")
@@ -162,10 +180,11 @@ def test_validate_and_explain_take_a_folder_of_pipelines(tmp_path: Path, capsys)
 
 
 def test_run_takes_a_folder_of_pipelines(tmp_path: Path, spark, capsys) -> None:
-    from engine.io import StepIO
-    from resources.warehouse import WarehouseResource
-    from splice.cases import append_rows
-    from splice.compile import compile_path
+    from splice.engine.io import StepIO
+    from splice.resources.warehouse import WarehouseResource
+    from splice.runtime.compile import compile_path
+
+    from splice.testing.cases import append_rows
 
     folder = _two_pipelines(tmp_path)
     warehouse = WarehouseResource(root=str(tmp_path / "wh"))
@@ -182,7 +201,7 @@ def test_run_takes_a_folder_of_pipelines(tmp_path: Path, spark, capsys) -> None:
 
 
 def test_serve_help_names_the_defaults_serving_takes(capsys) -> None:
-    from runtime.serve import ServeOptions
+    from splice.runtime.serve import ServeOptions
 
     with pytest.raises(SystemExit):
         main(["serve", "--help"])
@@ -271,8 +290,9 @@ def test_a_case_expecting_rows_of_a_table_or_state_of_a_stream_is_told_so() -> N
     them, so no Spark is needed (``io`` holds the pipeline alone)."""
     from types import SimpleNamespace
 
-    from splice.cases import OutputExpect, check_outputs
-    from splice.compile import compile_text
+    from splice.runtime.compile import compile_text
+
+    from splice.testing.cases import OutputExpect, check_outputs
 
     pipeline = compile_text("""
 CREATE TABLE l (k STRING, v STRING) WITH (location='l', key='k');

@@ -1,5 +1,5 @@
 """Splice on a Spark standalone cluster: a master and one worker started
-from pyspark's jars on 127.0.0.1 (splice/cluster.py), executors on the
+from pyspark's jars on 127.0.0.1 (splice/testing/cluster.py), executors on the
 worker.
 
 A JVM holds one SparkContext, and this test process holds the suite's local
@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from splice.engine.faults import KillPoint
+from splice.runtime.compile import compile_path
 
-from engine.faults import KillPoint
-from splice.cluster import Cluster, start_cluster, stop_cluster
-from splice.compile import compile_path
+from splice.testing.cluster import Cluster, start_cluster, stop_cluster
 from tests.conftest import CASES, ROOT, TEST_JAVA_OPTIONS
 from tests.crash_harness import (
     REMOTE_PIPELINE,

@@ -11,9 +11,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from splice.engine.lock import pipeline_lock
+from splice.resources.warehouse import WarehouseResource
 
-from engine.lock import pipeline_lock
-from resources.warehouse import WarehouseResource
 from splice.cli import main
 from tests.conftest import ROOT, child_env
 

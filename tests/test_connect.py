@@ -1,5 +1,5 @@
 """Splice under Spark Connect, against a real Connect server started from
-pyspark's jars (splice/connect_server.py) on 127.0.0.1.
+pyspark's jars (splice/testing/connect_server.py) on 127.0.0.1.
 
 A process holds either a classic session or a Connect client, never both
 (PySpark refuses: SESSION_ALREADY_EXIST), and this test process holds the
@@ -18,11 +18,11 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from splice.engine import class_data, jars, local_fs
+from splice.engine.faults import KillPoint
+from splice.runtime.compile import compile_path
 
-from engine import class_data, jars, local_fs
-from engine.faults import KillPoint
-from splice.compile import compile_path
-from splice.connect_server import Server, start_server, stop_server
+from splice.testing.connect_server import Server, start_server, stop_server
 from tests.conftest import CASES, ROOT, suite_conf
 from tests.crash_harness import (
     REMOTE_PIPELINE,
@@ -153,8 +153,9 @@ def test_dagster_materializes_the_demo_under_spark_connect(connect: Server, spar
                                                            tmp_path: Path) -> None:
     """The demo's assets materialized by Dagster's own CLI, its Spark
     resource reading SPLICE_SPARK_REMOTE as the CLI does."""
-    from splice.compile import compile_path
-    from splice.demo import write_demo_data
+    from splice.runtime.compile import compile_path
+
+    from splice.cli.demo import write_demo_data
 
     pipelines, warehouse = tmp_path / "pipelines", tmp_path / "wh"
     (pipelines / "demo").mkdir(parents=True)
@@ -163,7 +164,7 @@ def test_dagster_materializes_the_demo_under_spark_connect(connect: Server, spar
     write_demo_data(compile_path(DEMO), str(warehouse))
     home = tmp_path / "dagster_home"
     home.mkdir()
-    done = _run(["-m", "dagster", "asset", "materialize", "-m", "orchestration.definitions",
+    done = _run(["-m", "dagster", "asset", "materialize", "-m", "splice.orchestration.definitions",
                  "--select", "*"], connect, SPLICE_PIPELINES=str(pipelines),
                 SPLICE_WAREHOUSE=str(warehouse), DAGSTER_HOME=str(home))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

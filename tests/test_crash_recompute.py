@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from splice.engine.faults import KillPoint
+from splice.runtime.compile import compile_path
 
-from engine.faults import KillPoint
-from splice.compile import compile_path
 from tests.conftest import ROOT, table_join_plan
 from tests.crash_harness import (
     Kill,

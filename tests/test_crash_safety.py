@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from splice.engine.faults import KillPoint
+from splice.runtime.compile import compile_path
+from splice.sql.plan import Pipeline
 
-from engine.faults import KillPoint
-from splice.compile import compile_path
-from sql.plan import Pipeline
 from tests.crash_harness import (
     PIPELINE,
     Kill,

@@ -6,11 +6,11 @@ import threading
 
 import pytest
 from dagster import AssetKey, materialize
+from splice.engine.io import delta_version
+from splice.orchestration.assets import build_assets
+from splice.orchestration.definitions import ROOT, PipelineLoadError, build_definitions, compile_all
+from splice.resources.spark import SparkResource
 
-from engine.io import delta_version
-from orchestration.assets import build_assets
-from orchestration.definitions import ROOT, PipelineLoadError, build_definitions, compile_all
-from resources.spark import SparkResource
 from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
 
 
@@ -150,10 +150,9 @@ def test_the_tables_sensor_reports_writes_made_outside_dagster(spark, warehouse)
     """Tables written by runs outside Dagster (as splice serve writes them)
     become materializations of their assets: only the tables that changed."""
     from dagster import build_sensor_context
-
-    from orchestration.assets import asset_keys
-    from orchestration.table_sensor import tables_sensor
-    from runtime.runner import run_pipeline
+    from splice.orchestration.assets import asset_keys
+    from splice.orchestration.table_sensor import tables_sensor
+    from splice.runtime.runner import run_pipeline
 
     io = make_io(spark, warehouse, LENSES_LEFT, name="served")
     sensor = tables_sensor(io.pipeline, asset_keys(io.pipeline), warehouse)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 from dagster import AssetCheckSeverity, materialize
+from splice.orchestration.assets import build_assets
+from splice.resources.spark import SparkResource
 
-from orchestration.assets import build_assets
-from resources.spark import SparkResource
 from tests.pipeline_helpers import append, make_io
 
 SQL = """
@@ -57,9 +57,8 @@ def test_checks_pass_and_fail_with_their_counts(spark, warehouse) -> None:
 ])
 def test_which_steps_check_late_records(join: str, expected: set[str]) -> None:
     from dagster import AssetKey
-
-    from orchestration.checks import check_specs
-    from splice.compile import compile_text
+    from splice.orchestration.checks import check_specs
+    from splice.runtime.compile import compile_text
 
     pipeline = compile_text(
         "CREATE STREAM o (id INT, ts TIMESTAMP) WITH (location='o', timestamp='ts');\n"

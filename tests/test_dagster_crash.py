@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 from dagster import materialize
+from splice.engine.faults import ENV as KILL_AT
+from splice.engine.faults import KillPoint
+from splice.orchestration.assets import build_assets
+from splice.resources.spark import SparkResource
+from splice.resources.warehouse import WarehouseResource
 
-from engine.faults import ENV as KILL_AT
-from engine.faults import KillPoint
-from orchestration.assets import build_assets
-from resources.spark import SparkResource
-from resources.warehouse import WarehouseResource
 from tests.conftest import ROOT, child_env
 from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
 
@@ -45,7 +45,7 @@ def test_a_killed_dagster_run_loses_and_repeats_nothing(spark, tmp_path: Path) -
                        "DAGSTER_HOME": str(tmp_path / "dagster")})
     run = subprocess.run(
         [str(Path(sys.executable).parent / "dagster"), "job", "execute",
-         "-m", "orchestration.definitions", "-j", "killed_job"],
+         "-m", "splice.orchestration.definitions", "-j", "killed_job"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, start_new_session=True)
     output = (run.stdout + run.stderr)[-3000:]
     assert run.returncode == -signal.SIGKILL, output

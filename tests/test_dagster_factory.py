@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 from dagster import AssetKey, AutomationCondition, Definitions, materialize
+from splice.orchestration.bridge import SparkResource, StepIO, compile_path, definition_hash
+from splice.orchestration.definitions import ROOT
+from splice.orchestration.factory import splice_assets, splice_definitions, splice_source_assets
+from splice.orchestration.translator import SpliceTranslator
+from splice.runtime.compile import compile_text
+from splice.sql.plan import Pipeline, Step
 
-from orchestration.bridge import SparkResource, StepIO, compile_path, definition_hash
-from orchestration.definitions import ROOT
-from orchestration.factory import splice_assets, splice_definitions, splice_source_assets
-from orchestration.translator import SpliceTranslator
-from splice.compile import compile_text
-from sql.plan import Pipeline, Step
 from tests.pipeline_helpers import LENSES_LEFT, append, output_rows
 
 DEMO = ROOT / "pipelines" / "demo"

@@ -9,10 +9,10 @@ import os
 
 import pytest
 from dagster import AssetKey, AutomationCondition, DagsterInstance
+from splice.engine.source_state import source_marker
+from splice.orchestration.factory import build_definitions
+from splice.resources.spark import SparkResource
 
-from engine.source_state import source_marker
-from orchestration.factory import build_definitions
-from resources.spark import SparkResource
 from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
 
 

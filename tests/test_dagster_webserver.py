@@ -64,8 +64,9 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def webserver(tmp_path_factory: pytest.TempPathFactory, spark) -> Iterator[Webserver]:
-    from splice.compile import compile_path
-    from splice.demo import write_demo_data
+    from splice.runtime.compile import compile_path
+
+    from splice.cli.demo import write_demo_data
 
     base = tmp_path_factory.mktemp("webserver")
     pipelines, warehouse, home = base / "pipelines", base / "warehouse", base / "home"
@@ -107,10 +108,9 @@ def test_a_graphql_launched_run_materializes_the_demo_and_runs_its_checks(
         webserver: Webserver, spark) -> None:
     from dagster import AssetKey, DagsterEventType, DagsterInstance
     from dagster_graphql import DagsterGraphQLClient
-
-    from engine.settings import Warehouse
-    from engine.source_state import source_marker
-    from splice.compile import compile_path
+    from splice.engine.settings import Warehouse
+    from splice.engine.source_state import source_marker
+    from splice.runtime.compile import compile_path
 
     client = DagsterGraphQLClient("127.0.0.1", port_number=webserver.port)
     run_id = client.submit_job_execution("demo_job")
@@ -181,7 +181,7 @@ def test_chromium_renders_the_asset_graph(webserver: Webserver, tmp_path: Path) 
         pytest.skip("Debian's chromium is not installed (bash scripts/chromium.sh installs "
                     "it where apt-get can run as root or through passwordless sudo)")
     # the demo group's own lineage graph (the global one folds each group)
-    page = f"{webserver.url}/locations/orchestration.definitions/asset-groups/demo"
+    page = f"{webserver.url}/locations/splice.orchestration.definitions/asset-groups/demo"
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=30000",
              "--window-size=1400,900"]
     # The page renders once its code location has loaded: on a busy machine

@@ -19,15 +19,15 @@ from typing import Any
 
 import pytest
 from dagster import materialize
+from splice.engine.faults import PAUSE_ENV, PAUSE_FILE_ENV, RENEWAL_FAULT_ENV
+from splice.engine.io import StepIO
+from splice.engine.lock import LEASE_ENV
+from splice.orchestration.assets import build_assets
+from splice.resources.spark import SparkResource
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.compile import compile_path
 
-from engine.faults import PAUSE_ENV, PAUSE_FILE_ENV, RENEWAL_FAULT_ENV
-from engine.io import StepIO
-from engine.lock import LEASE_ENV
-from orchestration.assets import build_assets
-from resources.spark import SparkResource
-from resources.warehouse import WarehouseResource
 from splice.cli import main
-from splice.compile import compile_path
 from tests.conftest import ROOT, child_env
 from tests.pipeline_helpers import append, output_rows
 

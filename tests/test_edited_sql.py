@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from splice.engine import definitions
+from splice.engine.io import StepIO
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.compile import compile_path
+from splice.runtime.runner import run_pipeline
 
-from engine import definitions
-from engine.io import StepIO
-from resources.warehouse import WarehouseResource
-from runtime.runner import run_pipeline
 from splice.cli import main
-from splice.compile import compile_path
 from tests.pipeline_helpers import append, output_rows
 
 pytestmark = pytest.mark.spark

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from engine.errors import recorded, root_cause, take_recorded, transient
+from splice.engine.errors import recorded, root_cause, take_recorded, transient
 
 # The shape of a Py4J error raised inside foreachBatch (frames shortened).
 WRITE_FAILED = """An error occurred while calling o156.save.

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from dagster import materialize
+from splice.orchestration.assets import build_assets
+from splice.resources.spark import SparkResource
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.runner import StepFailed, run_pipeline
 
-from orchestration.assets import build_assets
-from resources.spark import SparkResource
-from resources.warehouse import WarehouseResource
-from runtime.runner import StepFailed, run_pipeline
 from splice.cli import main
 from tests.pipeline_helpers import append, make_io
 

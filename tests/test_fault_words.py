@@ -9,12 +9,12 @@ import socket
 from pathlib import Path
 
 import pytest
+from splice.engine import fs
+from splice.engine.errors import fault
+from splice.engine.settings import SpliceSettings
+from splice.runtime.compile import compile_text
 
-from engine import fs
-from engine.errors import fault
-from engine.settings import SpliceSettings
 from splice.cli import main
-from splice.compile import compile_text
 from splice.processes import stopped_code
 
 SQL = """CREATE STREAM orders (id INT, item STRING) WITH (location='orders', format='json',

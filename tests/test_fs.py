@@ -9,8 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-
-from engine import fs
+from splice.engine import fs
 
 
 @pytest.fixture(params=["path", "file-uri", "fsspec"])

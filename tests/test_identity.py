@@ -11,12 +11,11 @@ import itertools
 from pathlib import Path
 
 import pytest
-
-from engine.claims import ClaimRefused, claim
-from engine.locations import canonical_location
-from engine.lock import LockBusy, pipeline_lock
-from resources.warehouse import WarehouseResource
-from splice.compile import compile_path
+from splice.engine.claims import ClaimRefused, claim
+from splice.engine.locations import canonical_location
+from splice.engine.lock import LockBusy, pipeline_lock
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.compile import compile_path
 
 SQL = ("CREATE STREAM orders (id INT, item STRING) WITH (location='orders', key='id');\n"
        "INSERT INTO out SELECT STREAM id, item FROM orders;\n")

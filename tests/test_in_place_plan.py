@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import pytest
 from dagster import AssetKey
-
-from orchestration.checks import DEAD_LETTERS, check_specs
-from splice.compile import compile_text
-from splice.explain import explain_pipeline
-from sql.errors import SqlError, SqlErrors
+from splice.orchestration.checks import DEAD_LETTERS, check_specs
+from splice.runtime.compile import compile_text
+from splice.runtime.explain import explain_pipeline
+from splice.sql.errors import SqlError, SqlErrors
 
 ORDERS = ("CREATE STREAM orders (id INT, customer_id INT, ts TIMESTAMP) WITH (format='kafka', "
           "topic='orders', key='id', timestamp='ts'{more});\n")
@@ -79,7 +78,7 @@ def test_rebuilding_the_step_that_reads_in_place_rebuilds_the_source_too() -> No
     """The source's dead letters live with its reader's checkpoint: a
     rebuild of the reader alone would read the topic afresh and write them
     twice, so the source is rebuilt with it."""
-    from engine.definitions import rebuild_targets
+    from splice.engine.definitions import rebuild_targets
 
     plan = compile_text(ORDERS.format(more=IN_PLACE) + PAYMENTS + JOIN, file="p.sql", name="p")
     assert rebuild_targets(plan, ["paid"]) == ["orders", "paid"]

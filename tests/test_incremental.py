@@ -6,10 +6,10 @@ import json
 import os
 
 import pytest
+from splice.engine.io import append as append_batch
+from splice.engine.io import committed_batch, delta_version
+from splice.runtime.runner import run_pipeline
 
-from engine.io import append as append_batch
-from engine.io import committed_batch, delta_version
-from runtime.runner import run_pipeline
 from tests.pipeline_helpers import LENSES_LEFT, append, forget_last_batch, make_io, output_rows
 
 pytestmark = pytest.mark.spark

@@ -6,14 +6,14 @@ CROSS join costs."""
 from __future__ import annotations
 
 import pytest
+import splice.runtime.runner
+from splice.engine.io import StepIO
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.compile import compile_text
+from splice.runtime.explain import explain_pipeline
+from splice.runtime.runner import StepFailed
+from splice.sql.errors import SqlErrors
 
-import runtime.runner
-from engine.io import StepIO
-from resources.warehouse import WarehouseResource
-from runtime.runner import StepFailed
-from splice.compile import compile_text
-from splice.explain import explain_pipeline
-from sql.errors import SqlErrors
 from tests.interval_helpers import SOURCES, Form, expected, pairs, rec, run
 from tests.pipeline_helpers import append, make_io
 
@@ -44,7 +44,7 @@ class Crash:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, at_call: int) -> None:
         self.calls = 0
-        real = runtime.runner.append
+        real = splice.runtime.runner.append
 
         def append_or_crash(*args: object) -> None:
             self.calls += 1
@@ -52,7 +52,7 @@ class Crash:
                 raise RuntimeError("crash")
             real(*args)
 
-        monkeypatch.setattr(runtime.runner, "append", append_or_crash)
+        monkeypatch.setattr(splice.runtime.runner, "append", append_or_crash)
 
 
 @pytest.mark.spark

@@ -9,9 +9,9 @@ import os
 import random
 
 import pytest
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.runner import run_pipeline
 
-from resources.warehouse import WarehouseResource
-from runtime.runner import run_pipeline
 from tests.pipeline_helpers import make_io, output_rows
 
 pytestmark = pytest.mark.spark

@@ -13,15 +13,15 @@ import pyarrow.parquet as pq
 import pytest
 from dagster import materialize
 from pyspark.sql import functions as F
+from splice.engine.io import appended_since, delta_version
+from splice.engine.session import loads_splice_jar
+from splice.operators.file_manifest import changed_files, last_read, manifest_path
+from splice.operators.json_source import object_reason, verdict_in_expressions, verdict_in_jar
+from splice.orchestration.assets import build_assets
+from splice.resources.spark import SparkResource
+from splice.runtime.runner import run_pipeline
 
-from engine.io import appended_since, delta_version
-from engine.session import loads_splice_jar
-from operators.file_manifest import changed_files, last_read, manifest_path
-from operators.json_source import object_reason, verdict_in_expressions, verdict_in_jar
-from orchestration.assets import build_assets
-from resources.spark import SparkResource
-from runtime.runner import run_pipeline
-from splice.cli import run_and_report
+from splice.cli.run import run_and_report
 from tests.pipeline_helpers import append, make_io, output_rows
 
 pytestmark = pytest.mark.spark
@@ -375,7 +375,7 @@ def test_a_rejected_record_is_told_by_its_own_reason(spark, warehouse) -> None:
 def test_the_reasons_without_the_jar(spark) -> None:
     """Spark's expressions (clusters, Spark Connect) name the byte order
     mark and the lone surrogate as the jar does; a duplicate key and deep
-    nesting stay "not a JSON object" there (docs/DECISIONS.md)."""
+    nesting stay "not a JSON object" there (docs/decisions/README.md)."""
     frame = spark.createDataFrame([(line,) for line, _ in REASONS], "value string")
     jar = [r[0] for r in frame.select(object_reason(F.col("value"), spark)).collect()]
     expressions = [r[0] for r in frame.select(object_reason(F.col("value"), None)).collect()]

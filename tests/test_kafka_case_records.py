@@ -1,6 +1,6 @@
 """The causes of the differences between the acceptance cases over Delta
 and over Kafka (issue 56 item 5), one test each, asserting rows: how a
-case's rows become records (splice/kafka_cases.py) and how the Kafka source
+case's rows become records (splice/testing/kafka_cases.py) and how the Kafka source
 reads a topic a ksqlDB user's producer wrote (operators/kafka_source.py)."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import uuid
 from typing import Any
 
 import pytest
+from splice.engine.kafka_topics import Record, create_topic, produce, watermarks
+from splice.runtime.compile import compile_text
 
-from engine.kafka_topics import Record, create_topic, produce, watermarks
-from splice.compile import compile_text
-from splice.kafka_cases import KafkaCaseSources, _key_text, murmur2, partition_of, record_of
+from splice.testing.kafka_cases import KafkaCaseSources, _key_text, murmur2, partition_of, record_of
 from tests.test_kafka_source import kafka_io, output_rows
 
 T0 = 1_704_067_200_000  # 2024-01-01 00:00:00 UTC, in ms
@@ -91,7 +91,7 @@ def test_json_fields_fill_their_columns_in_any_case(spark: Any, warehouse: Any, 
     produce(kafka, s, [Record({"ITEM": "a", "TS": T0 + 1}, "0", T0 + 1),
                        Record({"item": "b", "ts": T0 + 2}, "1", T0 + 2),  # exact: the column's case
                        Record({"Item": "c", "Ts": T0 + 3}, "2", T0 + 3)])
-    from runtime.runner import run_pipeline
+    from splice.runtime.runner import run_pipeline
 
     run_pipeline(io.pipeline, io)
     # The exact spelling wins ("one" over "ONE"); an unmatched key has no row.
@@ -110,7 +110,7 @@ def test_a_case_whose_records_kafka_refuses_and_delta_reads_fails_in_words(
     (here a value whose event time is not a number: Delta would not take the
     row at all, so the case's outputs agree and only the dead letter tells),
     and a row naming a column the source lacks is refused as over Delta."""
-    from splice.cases import Case, run_case
+    from splice.testing.cases import Case, run_case
 
     sql = ("CREATE STREAM s (id INT KEY, v STRING, ts BIGINT) WITH (location='s', "
            "timestamp='ts');\nCREATE STREAM o AS SELECT id, v FROM s;")

@@ -8,13 +8,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from splice.engine.faults import KillPoint
+from splice.engine.io import StepIO
+from splice.engine.kafka_topics import Record, create_topic, produce
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.compile import compile_path
+from splice.runtime.runner import run_pipeline
 
-from engine.faults import KillPoint
-from engine.io import StepIO
-from engine.kafka_topics import Record, create_topic, produce
-from resources.warehouse import WarehouseResource
-from runtime.runner import run_pipeline
-from splice.compile import compile_path
 from tests.crash_harness import Kill, run_killed
 from tests.pipeline_helpers import output_rows
 

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from splice.engine.faults import KillPoint
+from splice.engine.io import StepIO
+from splice.engine.kafka_topics import Record, add_partitions, create_topic, produce
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.compile import compile_path
+from splice.runtime.runner import StepFailed, run_pipeline
 
-from engine.faults import KillPoint
-from engine.io import StepIO
-from engine.kafka_topics import Record, add_partitions, create_topic, produce
-from resources.warehouse import WarehouseResource
-from runtime.runner import StepFailed, run_pipeline
-from splice.compile import compile_path
 from tests.crash_harness import Kill, run_killed
 from tests.pipeline_helpers import make_io, output_rows
 from tests.test_kafka_source import ts
@@ -191,9 +191,8 @@ def test_dagster_checks_the_dead_letters_on_the_step_that_reads_in_place(
     no_dead_letters check, with this run's count; the sources' assets do
     not (their steps write no rows)."""
     from dagster import AssetCheckSeverity, AssetKey, materialize
-
-    from orchestration.assets import build_assets
-    from resources.spark import SparkResource
+    from splice.orchestration.assets import build_assets
+    from splice.resources.spark import SparkResource
 
     orders, payments = _topics(kafka)
     io = _io(spark, warehouse, INTERVAL.format(orders=orders, payments=payments,
@@ -228,7 +227,7 @@ def test_serve_writes_the_dead_letters_of_a_topic_read_in_place_as_it_goes(
     import threading
     import time
 
-    from runtime.serve import ServeOptions, serve
+    from splice.runtime.serve import ServeOptions, serve
 
     stored, io, (orders, payments) = _pair(spark, warehouse, kafka, "ipserved")
     _round(kafka, orders, payments, 0)
@@ -290,7 +289,8 @@ def test_records_deleted_unread_stop_the_reading_step_and_name_the_rebuild(
     stops with the source's words (topic, partition, offset, retention), and
     the way on is to rebuild the reader, since skipping them needs the
     stored source; the rebuild reads what the topic holds now."""
-    from engine.definitions import rebuild_targets
+    from splice.engine.definitions import rebuild_targets
+
     from tests.kafka_helpers import delete_records
 
     orders = f"ip-lost-{uuid.uuid4().hex[:8]}"

@@ -8,9 +8,9 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from splice.engine.kafka_topics import Record, produce, topic_config, topic_exists
+from splice.runtime.runner import run_pipeline
 
-from engine.kafka_topics import Record, produce, topic_config, topic_exists
-from runtime.runner import run_pipeline
 from tests.pipeline_helpers import output_rows
 from tests.test_kafka_source import kafka_io
 

@@ -14,17 +14,17 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaException
 from dagster import materialize
+from splice.engine.definitions import drop, rebuild_targets
+from splice.engine.faults import KillPoint
+from splice.engine.io import StepIO
+from splice.engine.kafka_topics import Record, create_topic, delete_topic, first_offsets, produce
+from splice.operators.kafka_gaps import Gap, record_gaps
+from splice.orchestration.assets import build_assets
+from splice.resources.spark import SparkResource
+from splice.runtime.compile import compile_path
+from splice.runtime.runner import StepFailed, run_pipeline
+from splice.runtime.serve import ServeOptions, serve
 
-from engine.definitions import drop, rebuild_targets
-from engine.faults import KillPoint
-from engine.io import StepIO
-from engine.kafka_topics import Record, create_topic, delete_topic, first_offsets, produce
-from operators.kafka_gaps import Gap, record_gaps
-from orchestration.assets import build_assets
-from resources.spark import SparkResource
-from runtime.runner import StepFailed, run_pipeline
-from runtime.serve import ServeOptions, serve
-from splice.compile import compile_path
 from tests.crash_harness import Kill, run_killed
 from tests.kafka_helpers import delete_records, delete_unread, retention_ms
 from tests.pipeline_helpers import output_rows

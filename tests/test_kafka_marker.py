@@ -7,11 +7,10 @@ import json
 import uuid
 
 import pytest
-
-from engine.kafka_topics import Record, create_topic, produce
-from engine.settings import SettingsError, Warehouse
-from engine.source_state import source_marker
-from splice.compile import compile_text
+from splice.engine.kafka_topics import Record, create_topic, produce
+from splice.engine.settings import SettingsError, Warehouse
+from splice.engine.source_state import source_marker
+from splice.runtime.compile import compile_text
 
 pytestmark = pytest.mark.kafka
 
@@ -40,7 +39,7 @@ def test_storage_formats_for_a_cluster_id_that_begins_with_a_dash(tmp_path) -> N
     """Kafka's own StorageTool, run as the broker's start runs it, with the
     kind of id that once failed CI ("argument --cluster-id/-t: expected one
     argument"): its log dir must come out formatted for that id."""
-    from splice.kafka_broker import _properties, fetch_jars, format_storage
+    from splice.testing.kafka_broker import _properties, fetch_jars, format_storage
 
     props = tmp_path / "server.properties"
     props.write_text(_properties(tmp_path, 9092, 9093))

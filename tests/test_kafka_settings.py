@@ -5,16 +5,16 @@ from __future__ import annotations
 import socket
 
 import pytest
+from splice.engine import kafka_topics
+from splice.engine.io import StepIO
+from splice.engine.settings import SettingsError, SpliceSettings, Warehouse, lost_records_policy
+from splice.operators import kafka_source
+from splice.operators.kafka_gaps import Gap, batch_range, lost_in_batch, resume_offsets
+from splice.operators.kafka_source import bootstrap
+from splice.operators.sources import SourceError
+from splice.runtime.compile import compile_text
 
-from engine import kafka_topics
-from engine.io import StepIO
-from engine.settings import SettingsError, SpliceSettings, Warehouse, lost_records_policy
-from operators import kafka_source
-from operators.kafka_gaps import Gap, batch_range, lost_in_batch, resume_offsets
-from operators.kafka_source import bootstrap
-from operators.sources import SourceError
-from runtime.compile import compile_text
-from splice.kafka_broker import _properties, format_args
+from splice.testing.kafka_broker import _properties, format_args
 
 KAFKA = "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0"
 

@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from splice.engine.faults import KillPoint
+from splice.engine.io import StepIO
+from splice.engine.kafka_topics import topic_config
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.compile import compile_path, compile_text
+from splice.runtime.runner import run_pipeline
+from splice.sql.errors import SqlErrors
 
-from engine.faults import KillPoint
-from engine.io import StepIO
-from engine.kafka_topics import topic_config
-from resources.warehouse import WarehouseResource
-from runtime.runner import run_pipeline
-from splice.compile import compile_path, compile_text
-from sql.errors import SqlErrors
 from tests.crash_harness import Kill, run_killed
 from tests.pipeline_helpers import append, make_io
 

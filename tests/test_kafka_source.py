@@ -12,11 +12,11 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+from splice.engine.io import StepIO
+from splice.engine.kafka_topics import Record, add_partitions, create_topic, produce
+from splice.operators import kafka_source
+from splice.runtime.runner import StepFailed, run_pipeline
 
-from engine.io import StepIO
-from engine.kafka_topics import Record, add_partitions, create_topic, produce
-from operators import kafka_source
-from runtime.runner import StepFailed, run_pipeline
 from tests.pipeline_helpers import append, make_io, output_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]

@@ -1,4 +1,4 @@
-"""The packages' layering (docs/DECISIONS.md, "Layers"): each package
+"""The packages' layering (docs/decisions/layers.md): each package
 imports only packages below it, never one above, never its sibling; and no
 package's modules import each other in a cycle at module level."""
 
@@ -31,6 +31,32 @@ def modules(package: str) -> list[Path]:
     return sorted((ROOT / package).rglob("*.py"))
 
 
+def package_of(module: str) -> str | None:
+    """The package (its folder) a dotted name imports, or None for one not
+    Splice's: ``splice.sql.plan`` is sql's, ``splice.cli`` splice's own."""
+    parts = module.split(".")
+    if parts[0] != "splice":
+        return None
+    if len(parts) > 1 and parts[1] in LEVEL and parts[1] != "splice":
+        return parts[1]
+    return "splice"
+
+
+def module_name(path: Path) -> str:
+    """The dotted name a file under ROOT imports as (every folder's package
+    sits under the one root, ``splice.``)."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts if parts[0] == "splice" else ("splice", *parts))
+
+
+def folder_of(module: str) -> Path:
+    """The folder or file stem on disk of a dotted name under ``splice.``."""
+    parts = module.split(".")
+    if package_of(module) not in (None, "splice"):
+        parts = parts[1:]
+    return ROOT.joinpath(*parts)
+
+
 def imported(path: Path) -> list[tuple[str, int]]:
     """Every module ``path`` imports (function-local imports and those under
     TYPE_CHECKING included), with its line."""
@@ -43,7 +69,7 @@ def imported(path: Path) -> list[tuple[str, int]]:
             found.append((node.module, node.lineno))
             # `from engine import fs` imports the module engine.fs
             found += [(f"{node.module}.{alias.name}", node.lineno) for alias in node.names
-                      if (ROOT / node.module.replace(".", "/") / f"{alias.name}.py").exists()]
+                      if (folder_of(node.module) / f"{alias.name}.py").exists()]
     return found
 
 
@@ -51,8 +77,8 @@ def violations(package: str) -> list[str]:
     found = []
     for path in modules(package):
         for module, line in imported(path):
-            target = module.split(".")[0]
-            if target not in LEVEL or target == package:
+            target = package_of(module)
+            if target is None or target == package:
                 continue
             allowed = any(package == p and (module == m or module.startswith(m + "."))
                           for p, m in ALLOWED)
@@ -71,8 +97,8 @@ def test_a_package_imports_only_packages_below_it(package: str) -> None:
 def test_the_check_sees_an_import_going_up(tmp_path: Path) -> None:
     """The walk finds a function-local import: the check can fail."""
     module = tmp_path / "m.py"
-    module.write_text("def f():\n    from runtime.runner import run_step\n")
-    assert [m for m, _ in imported(module)] == ["runtime.runner"]
+    module.write_text("def f():\n    from splice.runtime.runner import run_step\n")
+    assert [m for m, _ in imported(module)] == ["splice.runtime.runner"]
 
 
 def module_level_imports(path: Path) -> set[str]:
@@ -91,7 +117,7 @@ def module_level_imports(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("package", sorted(LEVEL))
 def test_no_import_cycle_inside_a_package(package: str) -> None:
-    names = {".".join(p.relative_to(ROOT).with_suffix("").parts): p
+    names = {module_name(p): p
              for p in modules(package) if p.name != "__init__.py"}
     graph = {name: module_level_imports(path) & names.keys() for name, path in names.items()}
     state: dict[str, int] = {}  # 1: on the path, 2: done

@@ -13,10 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-
-from engine.faults import RENEWAL_FAULT_ENV
-from engine.lease import Lease
-from engine.lock import acquire, this_process
+from splice.engine.faults import RENEWAL_FAULT_ENV
+from splice.engine.lease import Lease
+from splice.engine.lock import acquire, this_process
 
 
 def _lease(tmp_path: Path, seconds: float) -> tuple[Lease, str]:

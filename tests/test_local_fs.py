@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from splice.engine import class_data, local_fs
 
-from engine import class_data, local_fs
 from tests.conftest import ROOT, child_env
 
 SQL = ("CREATE STREAM e (id INT, v STRING) WITH (location='e', format='json', key='id');\n"

@@ -15,11 +15,11 @@ import time
 from pathlib import Path
 
 import pytest
+from splice.engine.lease import Lease
+from splice.engine.lock import LEASE_ENV, LockBusy, held_lock, lease_seconds_from_env, pipeline_lock
+from splice.engine.settings import SettingsError
+from splice.resources.warehouse import WarehouseResource
 
-from engine.lease import Lease
-from engine.lock import LEASE_ENV, LockBusy, held_lock, lease_seconds_from_env, pipeline_lock
-from engine.settings import SettingsError
-from resources.warehouse import WarehouseResource
 from tests.conftest import ROOT
 
 HOLD = """

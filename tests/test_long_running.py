@@ -7,8 +7,8 @@ import gc
 
 import pytest
 from pyspark.sql.streaming import StreamingQuery
+from splice.runtime.runner import run_pipeline
 
-from runtime.runner import run_pipeline
 from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
 
 pytestmark = pytest.mark.spark

@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 
 import pytest
+from splice.engine.maintenance import MaintenancePolicy, maintained_tables
+from splice.runtime.runner import run_pipeline
 
-from engine.maintenance import MaintenancePolicy, maintained_tables
-from runtime.runner import run_pipeline
 from tests.pipeline_helpers import append, make_io, output_rows
 
 pytestmark = pytest.mark.spark

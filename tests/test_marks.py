@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from engine.marks import BATCH_MARK, batch_note, marked_batch
+from splice.engine.marks import BATCH_MARK, batch_note, marked_batch
 
 
 def test_a_note_keeps_the_steps_own_fields_beside_the_mark() -> None:

@@ -7,9 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from engine.session import own_session
-from engine.settings import (
+from splice.engine.session import own_session
+from splice.engine.settings import (
     FRACTION_SETTING,
     PLAN_SETTING,
     READ_FRACTION_SETTING,

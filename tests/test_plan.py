@@ -5,13 +5,12 @@ error at compile time, and EXPLAIN still shows it."""
 from __future__ import annotations
 
 import pytest
-
-import runtime.planner
-from engine.nodes import PhysicalPlan
-from runtime.registry import EXECUTORS
-from splice.compile import analyze_sources, compile_text
-from splice.explain import explain_pipeline
-from sql.errors import SqlErrors
+import splice.runtime.planner
+from splice.engine.nodes import PhysicalPlan
+from splice.runtime.compile import analyze_sources, compile_text
+from splice.runtime.explain import explain_pipeline
+from splice.runtime.registry import EXECUTORS
+from splice.sql.errors import SqlErrors
 
 SQL = """
 CREATE STREAM customers (id INT, name STRING) WITH (location='customers', key='id');
@@ -31,13 +30,13 @@ GROUP BY customersTable.name;
 
 def test_compile_plans_every_step_once(monkeypatch) -> None:
     planned: list[str] = []
-    real = runtime.planner.plan_step
+    real = splice.runtime.planner.plan_step
 
     def counting(step, explainable=False):
         planned.append(step.id)
         return real(step, explainable)
 
-    monkeypatch.setattr(runtime.planner, "plan_step", counting)
+    monkeypatch.setattr(splice.runtime.planner, "plan_step", counting)
     plan = compile_text(SQL, "p.sql", "p")
     assert isinstance(plan, PhysicalPlan)
     assert sorted(planned) == sorted(s.id for s in plan.steps)

@@ -86,7 +86,7 @@ def test_a_cluster_whose_master_exits_is_said_at_once(tmp_path, monkeypatch) -> 
     master end while starting, and the branch nothing else reaches): the
     start says which exited and where the logs are, within seconds, not
     after the two minutes it waits for a worker."""
-    from splice import cluster
+    from splice.testing import cluster
 
     monkeypatch.setattr(cluster, "_spark_class", lambda *args: ["sh", "-c", "exit 3"])
     began = time.monotonic()

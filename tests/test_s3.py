@@ -11,16 +11,16 @@ import subprocess
 import sys
 
 import pytest
+from splice.engine import fs
+from splice.engine.faults import ENV as KILL_AT
+from splice.engine.faults import KillPoint
+from splice.engine.lock import LEASE_ENV
+from splice.engine.settings import Warehouse
+from splice.engine.source_state import SourceStateUnreadable, source_marker
+from splice.runtime.compile import compile_path
+from splice.runtime.runner import run_pipeline
 
-from engine import fs
-from engine.faults import ENV as KILL_AT
-from engine.faults import KillPoint
-from engine.lock import LEASE_ENV
-from engine.settings import Warehouse
-from engine.source_state import SourceStateUnreadable, source_marker
-from runtime.runner import run_pipeline
 from splice.cli import main
-from splice.compile import compile_path
 from tests.conftest import CASES, ROOT, child_env
 from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
 
@@ -68,9 +68,8 @@ def test_the_sensor_marker_changes_with_new_data_on_s3(spark, s3_server) -> None
 def test_an_unreadable_source_state_is_an_error_and_the_sensor_says_so(s3_server,
                                                                        monkeypatch) -> None:
     from dagster import SkipReason, build_sensor_context
-
-    from orchestration.sensors import pipeline_sensor
-    from resources.warehouse import WarehouseResource
+    from splice.orchestration.sensors import pipeline_sensor
+    from splice.resources.warehouse import WarehouseResource
 
     monkeypatch.setenv("SPLICE_S3_ENDPOINT", "http://127.0.0.1:9")  # nothing listens
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
@@ -146,10 +145,9 @@ def test_splice_test_runs_cases_in_an_s3_warehouse(spark, s3_server) -> None:
 @pytest.mark.spark
 def test_dagster_materializes_assets_into_an_s3_warehouse(spark, s3_server) -> None:
     from dagster import AssetKey, materialize
-
-    from orchestration.assets import build_assets
-    from resources.spark import SparkResource
-    from resources.warehouse import WarehouseResource
+    from splice.orchestration.assets import build_assets
+    from splice.resources.spark import SparkResource
+    from splice.resources.warehouse import WarehouseResource
 
     warehouse = WarehouseResource(root=s3_server.uri("dagster"))
     io = make_io(spark, warehouse, LENSES_LEFT, name="lenses")
@@ -222,7 +220,7 @@ def test_a_settings_file_gives_the_endpoint_and_credentials(s3_server, tmp_path)
 
 
 def test_create_if_absent_is_exclusive_on_s3(s3_server) -> None:
-    """Leases and claims rely on it (docs/DECISIONS.md, Object storage)."""
+    """Leases and claims rely on it (docs/decisions/README.md, Object storage)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(fs, "_s3_options", None)  # the environment's settings, restored after
         for k, v in s3_server.env().items():

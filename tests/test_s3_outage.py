@@ -17,9 +17,9 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from splice.engine.lock import LEASE_ENV
+from splice.resources.warehouse import WarehouseResource as Warehouse
 
-from engine.lock import LEASE_ENV
-from resources.warehouse import WarehouseResource as Warehouse
 from splice.processes import wait_until
 from tests.conftest import child_env
 from tests.crash_harness import differences
@@ -36,7 +36,7 @@ def test_an_s3_outage_is_one_message_and_a_rerun_completes(spark, s3_server,
     cut = make_io(spark, Warehouse(root=s3_server.uri(run_id)), SQL, name="outage")
     for io in (reference, cut):
         add_round(io, 0)
-    from runtime.runner import run_pipeline
+    from splice.runtime.runner import run_pipeline
 
     run_pipeline(reference.pipeline, reference)
     sql = tmp_path / "outage.sql"

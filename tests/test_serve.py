@@ -12,13 +12,13 @@ import time
 import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
+from splice.engine.faults import ENV as KILL_AT
+from splice.engine.faults import KillPoint
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.planner import planned
+from splice.runtime.runner import run_pipeline
+from splice.runtime.serve import ServedStep, ServeOptions, serve, stop_between_batches, stop_served
 
-from engine.faults import ENV as KILL_AT
-from engine.faults import KillPoint
-from resources.warehouse import WarehouseResource
-from runtime.planner import planned
-from runtime.runner import run_pipeline
-from runtime.serve import ServedStep, ServeOptions, serve, stop_between_batches, stop_served
 from tests.conftest import ROOT, child_env
 from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
 

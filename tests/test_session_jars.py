@@ -12,14 +12,14 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from splice.engine import jars
 
-from engine import jars
 from tests.conftest import ROOT
 
 CHILD = """
 import json, os, sys
-from engine.session import start_session
-from engine import jars
+from splice.engine.session import start_session
+from splice.engine import jars
 spark = start_session()
 conf = spark.sparkContext.getConf()
 spark.range(3).write.format("delta").save(sys.argv[1])

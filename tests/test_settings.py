@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from splice.engine.session import connect_conf, spark_conf
+from splice.engine.settings import SettingsError, SpliceSettings, Warehouse
+from splice.resources.spark import SparkResource
+from splice.resources.warehouse import WarehouseResource
 
-from engine.session import connect_conf, spark_conf
-from engine.settings import SettingsError, SpliceSettings, Warehouse
-from resources.spark import SparkResource
-from resources.warehouse import WarehouseResource
 from splice.cli import main
 
 ENV = {
@@ -121,7 +121,7 @@ def test_bad_numbers_and_coordinates_name_the_variable() -> None:
 
 
 def test_bad_maintenance_settings_name_the_variable(monkeypatch) -> None:
-    from engine.maintenance import MaintenancePolicy
+    from splice.engine.maintenance import MaintenancePolicy
 
     for variable, text, want in (
             ("SPLICE_MAINTAIN_EVERY", "often", "a whole number"),
@@ -177,7 +177,7 @@ def test_the_projects_connect_server_starts_with_the_users_settings(monkeypatch,
     """What a client cannot send (read when the JVM starts) reaches the
     server that scripts/connect.sh starts: SPLICE_SPARK_CONF and the S3
     shorthand, over Splice's own settings; the caller's settings over all."""
-    from splice.connect_server import _command
+    from splice.testing.connect_server import _command
 
     monkeypatch.chdir(tmp_path)  # no splice.yaml
     monkeypatch.setenv("SPLICE_SPARK_CONF", json.dumps({"spark.executor.memory": "3g",
@@ -224,7 +224,7 @@ def test_connect_without_its_client_libraries_names_the_fix(monkeypatch) -> None
     a pytest-xdist worker PySpark's own check exits the process (it takes a
     __main__ without a file for a doctest run) where elsewhere it raises:
     both end in this message."""
-    from engine.session import start_session
+    from splice.engine.session import start_session
 
     monkeypatch.setitem(sys.modules, "grpc_status", None)
     with socket.socket() as listening:  # something answers: the server check passes
@@ -245,9 +245,9 @@ def test_a_bad_maintenance_setting_stops_a_run_before_it_writes(tmp_path: Path,
                                                                 monkeypatch) -> None:
     """Read before the run, not after it: nothing is claimed, locked or run
     (no session is needed to find out)."""
-    from engine.io import StepIO
-    from runtime.runner import run_pipeline
-    from splice.compile import compile_text
+    from splice.engine.io import StepIO
+    from splice.runtime.compile import compile_text
+    from splice.runtime.runner import run_pipeline
 
     pipeline = compile_text("CREATE STREAM e (id INT) WITH (location='e', format='json', "
                             "key='id');\nINSERT INTO out SELECT STREAM e.id FROM e;\n",

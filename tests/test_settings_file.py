@@ -8,12 +8,13 @@ import argparse
 from pathlib import Path
 
 import pytest
+from splice.engine.settings import ENV, SettingsError, SpliceSettings
+from splice.engine.storage import HADOOP_AWS, fsspec_options, storage_packages
+from splice.resources.spark import SparkResource
+from splice.resources.warehouse import WarehouseResource
 
-from engine.settings import ENV, SettingsError, SpliceSettings
-from engine.storage import HADOOP_AWS, fsspec_options, storage_packages
-from resources.spark import SparkResource
-from resources.warehouse import WarehouseResource
-from splice.cli import _settings, main
+from splice.cli import main
+from splice.cli.flags import settings_of
 from tests.conftest import ROOT
 
 YAML = """\
@@ -77,7 +78,7 @@ def test_every_environment_setting_reaches_the_cli_and_dagster_alike(name, monke
     for variable in ENV.values():
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv(ENV[name], ENV_VALUES[name])
-    cli = _settings(argparse.Namespace(warehouse=None, master=None, connect=None))
+    cli = settings_of(argparse.Namespace(warehouse=None, master=None, connect=None))
     dagster = SparkResource().settings()
     assert cli == dagster
     assert getattr(cli, name) != getattr(SpliceSettings(), name)  # the variable was read

@@ -14,10 +14,10 @@ import signal
 from pathlib import Path
 
 import pytest
+from splice.engine.io import StepIO
+from splice.resources.warehouse import WarehouseResource
+from splice.runtime.runner import run_pipeline
 
-from engine.io import StepIO
-from resources.warehouse import WarehouseResource
-from runtime.runner import run_pipeline
 from tests.conftest import child_env
 from tests.crash_harness import differences
 from tests.fault_helpers import SQL, Child, add_round, every_row, group_ended

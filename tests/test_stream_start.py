@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from engine.stream_start import (
+from splice.engine.stream_start import (
     MAX_VERSIONS,
     RECORD,
     SETTING,
@@ -112,11 +111,12 @@ def test_a_killed_first_batch_replays_from_its_recorded_start_after_an_update(
     table is updated (a commit that removes files, after which a new stream
     would start from the snapshot). The rerun replays the first micro-batch
     from the recorded start: the result equals uninterrupted runs'."""
-    from engine.faults import KillPoint
-    from engine.io import StepIO
-    from resources.warehouse import WarehouseResource
-    from splice.cases import append_rows
-    from splice.compile import compile_path
+    from splice.engine.faults import KillPoint
+    from splice.engine.io import StepIO
+    from splice.resources.warehouse import WarehouseResource
+    from splice.runtime.compile import compile_path
+
+    from splice.testing.cases import append_rows
     from tests.crash_harness import Kill, complete, differences, run_killed, table_rows
 
     sql = tmp_path / "pipeline.sql"

@@ -4,10 +4,10 @@ Lenses' opt-in late match keeps unmatched records for a bounded time."""
 from __future__ import annotations
 
 import pytest
+import splice.runtime.runner
+from splice.engine.io import StepIO
+from splice.runtime.runner import run_pipeline, run_step
 
-import runtime.runner
-from engine.io import StepIO
-from runtime.runner import run_pipeline, run_step
 from tests.pipeline_helpers import LENSES_LEFT, append, make_io, output_rows
 
 pytestmark = pytest.mark.spark
@@ -36,7 +36,7 @@ def test_the_table_is_read_afresh_for_every_micro_batch(spark, warehouse,
             run_step(io.pipeline.step(step_id), io)
     append(io, "customers", [{"id": 2, "name": "Frank"}])  # not in the table yet
 
-    real_read, real_append = StepIO.read_stream, runtime.runner.append
+    real_read, real_append = StepIO.read_stream, splice.runtime.runner.append
     monkeypatch.setattr(StepIO, "read_stream", lambda self, step_id, **options: real_read(
         self, step_id, **{**options, "maxFilesPerTrigger": "1"}))
     batches: list[int] = []
@@ -47,7 +47,7 @@ def test_the_table_is_read_afresh_for_every_micro_batch(spark, warehouse,
         if len(batches) == 1:
             run_step(io.pipeline.step("customersTable"), io)
 
-    monkeypatch.setattr(runtime.runner, "append", append_then_update_the_table)
+    monkeypatch.setattr(splice.runtime.runner, "append", append_then_update_the_table)
     run_step(io.pipeline.outputs["result"], io)
 
     assert len(batches) == 2, "the two orders came in two micro-batches"

@@ -14,9 +14,9 @@ from collections import Counter
 
 import duckdb
 import pytest
+from splice.runtime.compile import compile_text
+from splice.runtime.runner import run_pipeline
 
-from runtime.runner import run_pipeline
-from splice.compile import compile_text
 from tests.conftest import table_join_plan
 from tests.pipeline_helpers import append, make_io
 

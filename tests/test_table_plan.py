@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from engine.settings import SettingsError
-from joins.physical.table_plan import (
+from splice.engine.settings import SettingsError
+from splice.joins.physical.table_plan import (
     FRACTION_SETTING,
     PLAN_SETTING,
     READ_FRACTION_SETTING,

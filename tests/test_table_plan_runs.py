@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from splice.joins.physical.table_plan import Write
+from splice.runtime.planner import planned
+from splice.runtime.runner import StepReport, run_pipeline
 
-from joins.physical.table_plan import Write
-from runtime.planner import planned
-from runtime.runner import StepReport, run_pipeline
 from tests.conftest import table_join_plan
 from tests.pipeline_helpers import append, make_io, output_rows
 

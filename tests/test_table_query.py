@@ -10,10 +10,10 @@ from collections import Counter
 
 import duckdb
 import pytest
+from splice.runtime.compile import compile_text
+from splice.runtime.runner import run_pipeline
+from splice.sql.errors import SqlErrors
 
-from runtime.runner import run_pipeline
-from splice.compile import compile_text
-from sql.errors import SqlErrors
 from tests.pipeline_helpers import append, forget_last_batch, make_io
 
 SOURCES = "CREATE TABLE t1 (id INT, name STRING, amount INT) WITH (location='t1', key='id');\n"
@@ -118,7 +118,7 @@ def test_a_table_query_keeps_the_key() -> None:
 
 
 def test_explain_shows_the_table_projection() -> None:
-    from runtime.explain import explain_step
+    from splice.runtime.explain import explain_step
 
     pipeline = compile_text(SOURCES + "CREATE TABLE big AS SELECT id FROM t1 WHERE amount > 1;",
                             file="q.sql", name="q")

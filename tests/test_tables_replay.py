@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 
 import pytest
+from splice.engine.io import delta_version
+from splice.runtime.runner import run_pipeline
 
-from engine.io import delta_version
-from runtime.runner import run_pipeline
 from tests.pipeline_helpers import append, forget_last_batch, make_io, output_rows
 
 pytestmark = pytest.mark.spark

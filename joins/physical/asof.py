@@ -29,12 +29,11 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
-
-from engine.io import KEY, StepIO, append, ensure_table, has_fact, merge_by_key
-from engine.query import BatchTarget, Sink, StepQuery
-from joins.nodes import AsofJoin
-from joins.physical.base import JoinQuery
-from sql.plan import JoinType, Kind
+from splice.engine.io import KEY, StepIO, append, ensure_table, has_fact, merge_by_key
+from splice.engine.query import BatchTarget, Sink, StepQuery
+from splice.joins.nodes import AsofJoin
+from splice.joins.physical.base import JoinQuery
+from splice.sql.plan import JoinType, Kind
 
 # Columns the join adds to stored rows; the analyzer never names a column so.
 BATCH = "__splice_batch"  # the micro-batch that brought a stream row

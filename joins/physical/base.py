@@ -8,11 +8,10 @@ from typing import Generic, TypeVar
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-
-from engine.io import KEY, ROWTIME, StepIO
-from engine.query import Executor, StepQuery
-from joins.nodes import JoinNode
-from sql.plan import JoinStep
+from splice.engine.io import KEY, ROWTIME, StepIO
+from splice.engine.query import Executor, StepQuery
+from splice.joins.nodes import JoinNode
+from splice.sql.plan import JoinStep
 
 N = TypeVar("N", bound=JoinNode)
 

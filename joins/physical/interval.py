@@ -25,7 +25,7 @@ the largest ``ROWTIME`` seen on either input; ``g`` the grace period; a window
   (``T >= r + before + g``), so a record's window closes exactly when the
   language says, and an outer join emits its null-padded row then.
 
-See docs/DECISIONS.md ("Stream-stream joins (physical)") for why the bound column is a
+See docs/decisions/README.md ("Stream-stream joins (physical)") for why the bound column is a
 different column from the watermark column, and what that relies on.
 """
 
@@ -33,12 +33,11 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-
-from engine.io import ROWTIME, StepIO, has_fact
-from engine.query import StepQuery
-from joins.nodes import IntervalJoin
-from joins.physical.base import JoinQuery
-from sql.plan import JoinType
+from splice.engine.io import ROWTIME, StepIO, has_fact
+from splice.engine.query import StepQuery
+from splice.joins.nodes import IntervalJoin
+from splice.joins.physical.base import JoinQuery
+from splice.sql.plan import JoinType
 
 # The columns the join adds to each side; their names cannot clash with a
 # user's (the analyzer names columns after the SQL, never with '__splice').

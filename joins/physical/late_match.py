@@ -37,12 +37,11 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
-
-from engine import delta_sql
-from engine.delta_sql import insert_values
-from engine.io import append, ensure_table, marked_dml
-from engine.query import BatchTarget
-from sql.columns import KEY, ROWTIME
+from splice.engine import delta_sql
+from splice.engine.delta_sql import insert_values
+from splice.engine.io import append, ensure_table, marked_dml
+from splice.engine.query import BatchTarget
+from splice.sql.columns import KEY, ROWTIME
 
 SOURCE = "__splice_from"  # which input a row of the tagged stream comes from
 RECORD = "__splice_record"  # a stream record, as a struct

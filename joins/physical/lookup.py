@@ -13,12 +13,11 @@ from collections.abc import Callable
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-
-from engine.io import StepIO, has_fact
-from engine.query import Sink, StepQuery
-from joins.nodes import StreamTableLookup
-from joins.physical.base import JoinQuery
-from joins.physical.late_match import LateMatch, records_of, tagged
+from splice.engine.io import StepIO, has_fact
+from splice.engine.query import Sink, StepQuery
+from splice.joins.nodes import StreamTableLookup
+from splice.joins.physical.base import JoinQuery
+from splice.joins.physical.late_match import LateMatch, records_of, tagged
 
 
 class LookupQuery(JoinQuery[StreamTableLookup]):

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from engine.settings import (
+from splice.engine.settings import (
     FRACTION_SETTING,
     PLAN_SETTING,
     READ_FRACTION_SETTING,

@@ -7,10 +7,9 @@ from collections.abc import Callable
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-
-from engine.io import KEY, merge_by_key, overwrite
-from engine.query import BatchTarget
-from joins.physical.table_plan import PlanChoice, Write
+from splice.engine.io import KEY, merge_by_key, overwrite
+from splice.engine.query import BatchTarget
+from splice.joins.physical.table_plan import PlanChoice, Write
 
 
 def write_recomputed(result: DataFrame, choice: PlanChoice, target: BatchTarget,

@@ -35,14 +35,13 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
-
-from engine.io import KEY, StepIO, merge_by_key, table_files, table_rows
-from engine.query import BatchTarget, Sink, StepQuery
-from joins.nodes import IncrementalTableJoin
-from joins.physical.base import JoinQuery
-from joins.physical.table_plan import Plan, PlanSettings, choose, noted
-from joins.physical.table_recompute import write_recomputed
-from sql.plan import JoinType
+from splice.engine.io import KEY, StepIO, merge_by_key, table_files, table_rows
+from splice.engine.query import BatchTarget, Sink, StepQuery
+from splice.joins.nodes import IncrementalTableJoin
+from splice.joins.physical.base import JoinQuery
+from splice.joins.physical.table_plan import Plan, PlanSettings, choose, noted
+from splice.joins.physical.table_recompute import write_recomputed
+from splice.sql.plan import JoinType
 
 _HOW = {JoinType.INNER: "inner", JoinType.LEFT: "left", JoinType.RIGHT: "right",
         JoinType.FULL: "full", JoinType.CROSS: "cross"}

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from splice.sql import nodes
+from splice.sql.errors import Position, SqlError
+from splice.sql.intervals import parse_duration_ms
+from splice.sql.names import check_step_id
+from splice.sql.plan import Kind, Step
+from splice.sql.script import ParsedStatement, node_position
 from sqlglot import exp
-
-from sql import nodes
-from sql.errors import Position, SqlError
-from sql.intervals import parse_duration_ms
-from sql.names import check_step_id
-from sql.plan import Kind, Step
-from sql.script import ParsedStatement, node_position
 
 
 @dataclass

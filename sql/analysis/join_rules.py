@@ -4,15 +4,14 @@ where each WHERE conjunct runs, and the key of its result."""
 
 from __future__ import annotations
 
+from splice.sql.analysis.base import AnalyzerBase
+from splice.sql.columns import KEY
+from splice.sql.conditions import SplitCondition, conjuncts, split_on
+from splice.sql.errors import Position, SqlError
+from splice.sql.plan import JoinType, Kind, Window
+from splice.sql.scope import Compiled, Input, Scope
+from splice.sql.types import same_type_family, struct_type
 from sqlglot import exp
-
-from sql.analysis.base import AnalyzerBase
-from sql.columns import KEY
-from sql.conditions import SplitCondition, conjuncts, split_on
-from sql.errors import Position, SqlError
-from sql.plan import JoinType, Kind, Window
-from sql.scope import Compiled, Input, Scope
-from sql.types import same_type_family, struct_type
 
 
 class JoinRules(AnalyzerBase):

@@ -6,21 +6,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from splice.sql.aggregate import reject_aggregate
+from splice.sql.analysis.base import declared_kind
+from splice.sql.analysis.join_rules import JoinRules
+from splice.sql.analysis.repartition import Repartitioner
+from splice.sql.asof import asof_inequality, check_asof_join
+from splice.sql.columns import KEY, ROWTIME
+from splice.sql.conditions import and_all
+from splice.sql.errors import SqlError
+from splice.sql.plan import Equality, JoinStep, JoinType, Kind, Relation, Step
+from splice.sql.projection import ProjectionBuilder
+from splice.sql.scope import AliasView, Input, Scope
+from splice.sql.table_keys import mirrored_key_columns, table_join_key
+from splice.sql.windows import reject_window_clauses, stream_stream_window
 from sqlglot import exp
-
-from sql.aggregate import reject_aggregate
-from sql.analysis.base import declared_kind
-from sql.analysis.join_rules import JoinRules
-from sql.analysis.repartition import Repartitioner
-from sql.asof import asof_inequality, check_asof_join
-from sql.columns import KEY, ROWTIME
-from sql.conditions import and_all
-from sql.errors import SqlError
-from sql.plan import Equality, JoinStep, JoinType, Kind, Relation, Step
-from sql.projection import ProjectionBuilder
-from sql.scope import AliasView, Input, Scope
-from sql.table_keys import mirrored_key_columns, table_join_key
-from sql.windows import reject_window_clauses, stream_stream_window
 
 # Which inputs may join, and with which join types (LANGUAGE.md, section 2).
 # Which inputs may join, and with which join types (LANGUAGE.md, section 2).

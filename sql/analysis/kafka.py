@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from splice.sql import nodes
+from splice.sql.errors import Position, SqlError
 from sqlglot import exp
-
-from sql import nodes
-from sql.errors import Position, SqlError
 
 # Option names that mean Kafka, in any dialect, and how each is read.
 TOPIC = ("topic", "kafka_topic")

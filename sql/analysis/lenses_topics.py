@@ -17,11 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from splice.sql import nodes
+from splice.sql.errors import Position, SqlError
+from splice.sql.types import spark_type, struct_type
 from sqlglot import exp
-
-from sql import nodes
-from sql.errors import Position, SqlError
-from sql.types import spark_type, struct_type
 
 # Lenses' key storage formats Splice reads, as the Kafka source's key formats.
 KEY_FORMATS = {"STRING": "kafka", "JSON": "json"}

@@ -4,17 +4,16 @@ queries with joins to :mod:`sql.analysis.joins`."""
 
 from __future__ import annotations
 
+from splice.sql import nodes
+from splice.sql.aggregate import AggregateBuilder, find_aggregate
+from splice.sql.analysis.base import Skip, declared_kind
+from splice.sql.analysis.windows import WindowTableAnalyzer
+from splice.sql.errors import SqlError
+from splice.sql.plan import AggregateStep, Kind, MaterializeStep, ProjectStep, Relation, Step
+from splice.sql.projection import ProjectionBuilder, ProjectionResult
+from splice.sql.scope import Input, Scope, plain_view
+from splice.sql.select_rules import check_select
 from sqlglot import exp
-
-from sql import nodes
-from sql.aggregate import AggregateBuilder, find_aggregate
-from sql.analysis.base import Skip, declared_kind
-from sql.analysis.windows import WindowTableAnalyzer
-from sql.errors import SqlError
-from sql.plan import AggregateStep, Kind, MaterializeStep, ProjectStep, Relation, Step
-from sql.projection import ProjectionBuilder, ProjectionResult
-from sql.scope import Input, Scope, plain_view
-from sql.select_rules import check_select
 
 
 class QueryAnalyzer(WindowTableAnalyzer):

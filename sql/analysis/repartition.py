@@ -4,14 +4,13 @@ by the statements that need it)."""
 
 from __future__ import annotations
 
+from splice.sql.analysis.base import AnalyzerBase
+from splice.sql.columns import KEY
+from splice.sql.conditions import SplitCondition
+from splice.sql.plan import Kind, RepartitionStep, Step
+from splice.sql.scope import Compiled, Input
+from splice.sql.types import struct_type
 from sqlglot import exp
-
-from sql.analysis.base import AnalyzerBase
-from sql.columns import KEY
-from sql.conditions import SplitCondition
-from sql.plan import Kind, RepartitionStep, Step
-from sql.scope import Compiled, Input
-from sql.types import struct_type
 
 
 class Repartitioner(AnalyzerBase):

@@ -4,13 +4,12 @@
 
 from __future__ import annotations
 
+from splice.sql import nodes
+from splice.sql.analysis.base import AnalyzerBase, name_of
+from splice.sql.analysis.kafka import KAFKA_OPTIONS, is_kafka, kafka_options
+from splice.sql.errors import Position, SqlError
+from splice.sql.plan import ColumnSpec, Kind, Relation, SinkStep
 from sqlglot import exp
-
-from sql import nodes
-from sql.analysis.base import AnalyzerBase, name_of
-from sql.analysis.kafka import KAFKA_OPTIONS, is_kafka, kafka_options
-from sql.errors import Position, SqlError
-from sql.plan import ColumnSpec, Kind, Relation, SinkStep
 
 # What a sink's WITH (...) may hold besides properties.<name>: where the
 # records go and how they are written.

@@ -4,17 +4,16 @@ event time and watermark checked."""
 
 from __future__ import annotations
 
+from splice.sql import nodes
+from splice.sql.analysis.base import AnalyzerBase, name_of
+from splice.sql.analysis.kafka import KAFKA_OPTIONS, is_kafka, kafka_options
+from splice.sql.analysis.lenses_topics import topic_declaration
+from splice.sql.errors import Position, SqlError
+from splice.sql.intervals import interval_ms
+from splice.sql.names import check_location
+from splice.sql.plan import ColumnSpec, Kind, MaterializeStep, Relation, SourceStep
+from splice.sql.types import spark_type, struct_type
 from sqlglot import exp
-
-from sql import nodes
-from sql.analysis.base import AnalyzerBase, name_of
-from sql.analysis.kafka import KAFKA_OPTIONS, is_kafka, kafka_options
-from sql.analysis.lenses_topics import topic_declaration
-from sql.errors import Position, SqlError
-from sql.intervals import interval_ms
-from sql.names import check_location
-from sql.plan import ColumnSpec, Kind, MaterializeStep, Relation, SourceStep
-from sql.types import spark_type, struct_type
 
 SOURCE_OPTIONS = {"location", "format", "key", "timestamp", "changelog"}
 SOURCE_FORMATS = {"delta", "json", "csv", "parquet", "kafka"}

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 from typing import Self
 
+from splice.sql import nodes
+from splice.sql.analysis.base import AnalyzerBase, CurrentStatement, name_of
+from splice.sql.errors import SqlError, SqlErrors
+from splice.sql.intervals import parse_duration_ms
+from splice.sql.limits import FIX_TEXT, too_long, too_long_rule
+from splice.sql.names import check_name
+from splice.sql.plan import Kind, Pipeline
+from splice.sql.script import ParsedStatement, nesting_error
 from sqlglot import exp
-
-from sql import nodes
-from sql.analysis.base import AnalyzerBase, CurrentStatement, name_of
-from sql.errors import SqlError, SqlErrors
-from sql.intervals import parse_duration_ms
-from sql.limits import FIX_TEXT, too_long, too_long_rule
-from sql.names import check_name
-from sql.plan import Kind, Pipeline
-from sql.script import ParsedStatement, nesting_error
 
 # Settings that change what Splice does, and the Lenses / ksqlDB settings that
 # are accepted because they have no meaning on a lakehouse.

@@ -4,15 +4,14 @@
 
 from __future__ import annotations
 
+from splice.sql import nodes
+from splice.sql.analysis.base import AnalyzerBase, quote
+from splice.sql.columns import ROWTIME
+from splice.sql.errors import SqlError
+from splice.sql.plan import ColumnSpec, Kind, Projection, ProjectStep, Step
+from splice.sql.scope import Input, WindowedBy, plain_view
+from splice.sql.windows import WINDOW_END, WINDOW_START
 from sqlglot import exp
-
-from sql import nodes
-from sql.analysis.base import AnalyzerBase, quote
-from sql.columns import ROWTIME
-from sql.errors import SqlError
-from sql.plan import ColumnSpec, Kind, Projection, ProjectStep, Step
-from sql.scope import Input, WindowedBy, plain_view
-from sql.windows import WINDOW_END, WINDOW_START
 
 
 class WindowTableAnalyzer(AnalyzerBase):

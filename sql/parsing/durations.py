@@ -11,15 +11,14 @@ from __future__ import annotations
 import typing as t
 from decimal import Decimal, InvalidOperation
 
+from splice.sql import nodes
+from splice.sql.limits import FIX_TEXT, too_long, too_long_rule
+from splice.sql.parsing.base import ParserBase
+from splice.sql.parsing.lexical import is_unit, split_compact_duration
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.parser import SENTINEL_NONE
 from sqlglot.tokens import Token, TokenType
-
-from sql import nodes
-from sql.limits import FIX_TEXT, too_long, too_long_rule
-from sql.parsing.base import ParserBase
-from sql.parsing.lexical import is_unit, split_compact_duration
 
 # The canonical unit name for each length of unit in nodes.UNIT_MILLIS.
 CANONICAL_UNITS: dict[int, str] = {

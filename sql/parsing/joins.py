@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import typing as t
 
+from splice.sql import nodes
+from splice.sql.parsing.windows import WindowParser
 from sqlglot import exp
 from sqlglot.tokens import TokenType
-
-from sql import nodes
-from sql.parsing.windows import WindowParser
 
 # Where a parsed pre-ON window waits (on the join's table) for its exp.Join.
 _JOIN_WINDOW_META = "splice_join_window"

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import typing as t
 
+from splice.sql import nodes
+from splice.sql.parsing.base import ParserBase
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.tokens import Token, TokenType
-
-from sql import nodes
-from sql.parsing.base import ParserBase
 
 # Words that follow a join's table and so must never be read as its alias.
 _NOT_TABLE_ALIASES = frozenset({"WITHIN", "GRACE"})

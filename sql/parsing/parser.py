@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sql.parsing.joins import JoinParser
-from sql.parsing.selects import SelectParser
-from sql.parsing.statements import StatementParser
+from splice.sql.parsing.joins import JoinParser
+from splice.sql.parsing.selects import SelectParser
+from splice.sql.parsing.statements import StatementParser
 
 
 class SpliceParser(StatementParser, SelectParser, JoinParser):

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import typing as t
 
+from splice.sql import nodes
+from splice.sql.parsing.lexical import QUOTED_TOKENS, LexicalParser, is_word_token
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.tokens import Token, TokenType
-
-from sql import nodes
-from sql.parsing.lexical import QUOTED_TOKENS, LexicalParser, is_word_token
 
 _E = t.TypeVar("_E", bound=exp.Expr)
 

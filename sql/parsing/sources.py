@@ -3,12 +3,11 @@ the column list, the watermark and the options of a declared source."""
 
 from __future__ import annotations
 
+from splice.sql import nodes
+from splice.sql.parsing.lexical import LexicalParser, is_text, is_word_token
 from sqlglot import exp
 from sqlglot.parser import SENTINEL_NONE
 from sqlglot.tokens import TokenType
-
-from sql import nodes
-from sql.parsing.lexical import LexicalParser, is_text, is_word_token
 
 
 class SourceParser(LexicalParser):

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import typing as t
 
+from splice.sql import nodes
+from splice.sql.parsing.lexical import is_text
+from splice.sql.parsing.sources import SourceParser
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.tokens import TokenType
-
-from sql import nodes
-from sql.parsing.lexical import is_text
-from sql.parsing.sources import SourceParser
 
 # What a pipeline may hold, in the words error messages use.
 PIPELINE_STATEMENTS = (

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import typing as t
 
+from splice.sql import nodes
+from splice.sql.parsing.durations import DurationParser
+from splice.sql.parsing.lexical import QUOTED_TOKENS, LexicalParser
 from sqlglot import exp
 from sqlglot.tokens import TokenType
-
-from sql import nodes
-from sql.parsing.durations import DurationParser
-from sql.parsing.lexical import QUOTED_TOKENS, LexicalParser
 
 # Window functions RisingWave allows in FROM, with their number of arguments.
 WINDOW_FUNCTIONS: dict[str, int] = {"TUMBLE": 3, "HOP": 4}

@@ -7,11 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from splice.sql.dialect import Splice
+from splice.sql.errors import SqlErrors
+from splice.sql.script import parse_script
 from sqlglot import exp, parse_one
-
-from sql.dialect import Splice
-from sql.errors import SqlErrors
-from sql.script import parse_script
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 

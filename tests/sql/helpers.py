@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
-from splice.compile import analyze_sources
-from sql.errors import SqlError, SqlErrors
-from sql.plan import JoinStep, Pipeline, Step
+from splice.runtime.compile import analyze_sources
+from splice.sql.errors import SqlError, SqlErrors
+from splice.sql.plan import JoinStep, Pipeline, Step
 
 FILE = "t.sql"
 

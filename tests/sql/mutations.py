@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from splice.sql.dialect import Splice
 from sqlglot.tokens import Token, TokenType
-
-from sql.dialect import Splice
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from splice.runtime.compile import compile_sources
+from splice.runtime.explain import explain_pipeline
+from splice.sql.plan import AggregateStep, JoinStep, Kind
 
-from splice.compile import compile_sources
-from splice.explain import explain_pipeline
-from sql.plan import AggregateStep, JoinStep, Kind
 from tests.conftest import CASES
 from tests.sql.helpers import STREAMS, analyze, line_col, only_error
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from splice.joins.planner import physical_join
+from splice.joins.strategy import Strategy, choose_strategy
+from splice.runtime.explain import explain_step
+from splice.sql.plan import AsofInequality, Kind
 
-from joins.planner import physical_join
-from joins.strategy import Strategy, choose_strategy
-from splice.explain import explain_step
-from sql.plan import AsofInequality, Kind
 from tests.sql.helpers import STREAMS, analyze, join_of, only_error
 
 TABLE = "CREATE TABLE c (id INT, v STRING, ts TIMESTAMP) WITH (location='c', key='id');\n"

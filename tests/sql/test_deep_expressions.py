@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from splice.sql.depth import MAX_NESTING
 
 from splice.cli import main
-from sql.depth import MAX_NESTING
 from tests.sql.helpers import line_col
 
 SOURCES = """\
@@ -182,7 +182,7 @@ def test_spark_runs_every_shape_at_the_limit(spark, tmp_path: Path) -> None:
     limit is not above Spark's), and a chain of 3,000 AND."""
     import json
 
-    from splice.cases import load_case, run_case
+    from splice.testing.cases import load_case, run_case
 
     shapes = ["parentheses", "functions", "case", "minus", "plus"]
     values = {"parentheses": 1, "functions": 1, "case": 1, "minus": 1,

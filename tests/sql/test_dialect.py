@@ -6,11 +6,11 @@ No Spark here: parsing, printing back, node shapes, positions and errors.
 from __future__ import annotations
 
 import pytest
+from splice.sql import nodes
+from splice.sql.dialect import parse_duration
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from sql import nodes
-from sql.dialect import parse_duration
 from tests.sql.dialect_helpers import (
     only_join,
     select,

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from splice.runtime.compile import compile_text
+from splice.sql.errors import SqlErrors
+from splice.sql.limits import MAX_DURATION_DAYS, MAX_DURATION_MS
 
-from splice.compile import compile_text
-from sql.errors import SqlErrors
-from sql.limits import MAX_DURATION_DAYS, MAX_DURATION_MS
 from tests.sql.helpers import STREAMS, analyze, join_of, line_col, only_error
 
 LIMIT = (f"at most {MAX_DURATION_DAYS} days (about 284,000 years: Spark computes event times "
@@ -185,7 +185,7 @@ def test_a_join_at_the_limit_runs_over_the_latest_timestamps(spark, tmp_path: Pa
     """What the engine accepts, end to end: a window and grace of the whole
     limit, records of 9999-12-31 and of 2024 matched across it (C, of year
     1, waits: its window has not closed)."""
-    from splice.cases import load_case, run_case
+    from splice.testing.cases import load_case, run_case
 
     path = tmp_path / "limit.yaml"
     path.write_text(LIMIT_CASE)

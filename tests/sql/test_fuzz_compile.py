@@ -14,11 +14,12 @@ from __future__ import annotations
 import contextlib
 import random
 
-from splice.compile import compile_sources
-from splice.explain import explain_pipeline
-from sql.analyzer import Analyzer
-from sql.errors import SqlError, SqlErrors
-from sql.script import parse_script
+from splice.runtime.compile import compile_sources
+from splice.runtime.explain import explain_pipeline
+from splice.sql.analyzer import Analyzer
+from splice.sql.errors import SqlError, SqlErrors
+from splice.sql.script import parse_script
+
 from tests.sql.mutations import case_sql, mutate, statement_text, vocabulary
 
 SEED = 20240917

@@ -6,11 +6,10 @@ they compile to, and the positioned errors of what is not supported."""
 from __future__ import annotations
 
 import pytest
-
-from runtime.compile import compile_text
-from runtime.explain import explain_step
-from sql.errors import SqlErrors
-from sql.plan import MaterializeStep, SourceStep
+from splice.runtime.compile import compile_text
+from splice.runtime.explain import explain_step
+from splice.sql.errors import SqlErrors
+from splice.sql.plan import MaterializeStep, SourceStep
 
 
 def source(sql: str, name: str = "s") -> SourceStep:

@@ -4,10 +4,10 @@ break a file system are rejected with a position (sql/names.py). No Spark."""
 from __future__ import annotations
 
 import pytest
+from splice.runtime.compile import analyze_sources
+from splice.sql.errors import SqlErrors
+from splice.sql.names import MAX_NAME_BYTES
 
-from splice.compile import analyze_sources
-from sql.errors import SqlErrors
-from sql.names import MAX_NAME_BYTES
 from tests.sql.helpers import STREAMS, analyze, line_col, only_error
 
 LONG = "x" * (MAX_NAME_BYTES + 1)

@@ -8,12 +8,12 @@ import random
 
 import pytest
 import yaml
+from splice.sql import nodes
+from splice.sql.dialect import Splice
+from splice.sql.errors import Position, SqlErrors
+from splice.sql.script import ParsedStatement, node_position, parse_partial, parse_script
 from sqlglot import exp
 
-from sql import nodes
-from sql.dialect import Splice
-from sql.errors import Position, SqlErrors
-from sql.script import ParsedStatement, node_position, parse_partial, parse_script
 from tests.sql.dialect_helpers import (
     CASES,
     errors_of,

@@ -5,9 +5,8 @@ before the failure), past any whole comments in between."""
 from __future__ import annotations
 
 import pytest
-
-from sql.errors import SqlErrors
-from sql.script import parse_script
+from splice.sql.errors import SqlErrors
+from splice.sql.script import parse_script
 
 
 def first_error(sql: str) -> tuple[int, int, str]:

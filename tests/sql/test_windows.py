@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import pytest
+from splice.sql.plan import JoinType, ProjectStep
 
-from sql.plan import JoinType, ProjectStep
 from tests.sql.helpers import STREAMS, analyze, join_of, line_col, only_error
 
 JOIN = "INSERT INTO out SELECT STREAM a.x, b.y FROM a JOIN b {window} ON a.id = b.id{more};"
@@ -247,7 +247,7 @@ def test_chained_joins_measure_from_the_result_rowtime() -> None:
 
 
 def test_asof_inequality_is_its_match_rule_not_a_window_bound() -> None:
-    from splice.compile import analyze_sources
+    from splice.runtime.compile import analyze_sources
 
     sql = STREAMS + ("INSERT INTO out SELECT TABLE a.x FROM a ASOF JOIN b ON a.id = b.id "
                      "AND b.ts <= a.ts;")

@@ -1,0 +1,123 @@
+"""Kafka sinks: an output written to a topic, in the runner's one streaming
+loop.
+
+A stream output's rows, or a table output's changes (its change feed: the
+current rows first, then every insert, update and delete; a deleted key is
+a tombstone, a record with a null value), become records: the key is
+``_key`` (its text in the KAFKA key format, JSON in the JSON format; a key
+of several columns is always JSON), the value the value columns as one
+JSON object, nulls written. A micro-batch is written in order (one task),
+so a key's records keep the order of its changes on its partition. A
+table's topic is created compacted when Splice creates it.
+
+Delivery is at least once, as Spark's Kafka sink gives it. After the broker
+acknowledged a micro-batch, the sink appends the records it sent to its own
+Delta table marked with the micro-batch (the checkpoint's app id and the
+batch id, engine/marks.py). A run killed after that append and before the
+checkpoint's commit sends nothing again: the rerun finds the batch in the
+table and skips it. Only a run killed between the broker's
+acknowledgement and that append (``KillPoint.SINK_SENT``) sends the batch
+again: each of its records then arrives twice, and none is missing.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+from splice.engine.faults import KillPoint, reached
+from splice.engine.io import (
+    KEY,
+    ROWTIME,
+    StepIO,
+    append,
+    delta_version,
+    ensure_table,
+    is_written,
+    rows_written_since,
+)
+from splice.engine.kafka_topics import create_topic, topic_exists
+from splice.engine.query import BatchTarget, Executor, Outcome, Sink, StepQuery
+from splice.operators.kafka_source import bootstrap
+from splice.operators.nodes import KafkaSink
+from splice.sql.plan import Kind, Step
+
+# The change feed's own columns; a table's deleted key is a tombstone.
+CHANGE = "_change_type"
+VERSION = "_commit_version"
+
+
+def sent_schema() -> str:
+    """The sink's own table: the records it sent."""
+    return f"`{KEY}` string, value string, batch_id bigint, `{ROWTIME}` timestamp"
+
+
+def record_key(upstream: Step, key_format: str) -> Column:
+    """``_key`` as the record's key text."""
+    key = F.col(f"`{KEY}`")
+    if upstream.relation.key_type.startswith("struct"):
+        return F.to_json(key)
+    if key_format == "json":
+        # A primitive's JSON: the element of a one-element JSON array.
+        return F.regexp_extract(F.to_json(F.array(key)), r"^\[(.*)\]$", 1)
+    return key.cast("string")
+
+
+def record_value(upstream: Step) -> Column:
+    """The value columns as one JSON object, NULL fields written."""
+    columns = [F.col(f"`{c.name}`") for c in upstream.relation.columns]
+    return F.to_json(F.struct(*columns), {"ignoreNullFields": "false"})
+
+
+class KafkaSinkExecutor(Executor[KafkaSink]):
+    """An output's rows (or changes) to its topic."""
+
+    def query(self, node: KafkaSink, io: StepIO) -> StepQuery:
+        step, spark = node.step, io.spark
+        servers = bootstrap(step, io)
+        topic, options = step.topic, step.options
+        table = options.get("table") == "true"
+        if not topic_exists(servers, topic):
+            create_topic(servers, topic, int(options.get("partitions", "1")), compacted=table)
+        upstream = io.pipeline.step(step.inputs[0])
+        path = io.table_path(step)
+        ensure_table(spark, path, StructType.fromDDL(sent_schema()))
+        before = delta_version(spark, path)
+        if upstream.kind == Kind.TABLE:
+            stream = io.read_changes(upstream.id).where(F.col(CHANGE) != "update_preimage")
+            order: list[str] = [VERSION]
+            deleted = F.col(CHANGE) == "delete"
+        else:
+            stream = io.read_stream(upstream.id)
+            order, deleted = [], F.lit(False)
+        key = record_key(upstream, options.get("key_format", "kafka"))
+        value = F.when(deleted, F.lit(None).cast("string")).otherwise(record_value(upstream))
+        extra = {k.removeprefix("kafka."): v for k, v in options.items()
+                 if k.startswith("kafka.")}
+
+        def send(batch: DataFrame, target: BatchTarget) -> None:
+            if is_written(target.spark, path, target.txn_app, target.batch_id):
+                return  # sent and recorded before the checkpoint's commit: not again
+            rows = batch.repartition(1)
+            if order:
+                rows = rows.sortWithinPartitions(*order)
+            records = rows.select(key.alias("key"), value.alias("value"),
+                                  F.col(f"`{ROWTIME}`").alias(ROWTIME)).persist()
+            try:
+                writer = (records.select("key", "value").write.format("kafka")
+                          .option("kafka.bootstrap.servers", servers).option("topic", topic))
+                for name, setting in extra.items():
+                    writer = writer.option(f"kafka.{name}", setting)
+                writer.save()
+                reached(KillPoint.SINK_SENT, step.id)
+                batch_id = F.lit(target.batch_id).cast("bigint").alias("batch_id")
+                append(records.select(F.col("key").alias(KEY), "value", batch_id, ROWTIME),
+                       path, target.txn_app, target.batch_id)
+            finally:
+                records.unpersist()
+
+        def outcome() -> Outcome:
+            return Outcome(rows=rows_written_since(spark, path, before))
+
+        return StepQuery(stream=stream, sink=Sink.CUSTOM, writer=send, outcome=outcome,
+                         name=f"sink:{step.id}")
