@@ -95,9 +95,13 @@ def test_the_wheel_installs_alone_and_runs_a_pipeline_from_another_folder(tmp_pa
     install). The fresh environment borrows the dependencies of this one
     (a .pth line, so nothing is downloaded), not Splice: that comes from
     the wheel alone, its Java sources with it (the jar is built from them)."""
-    dist = tmp_path / "dist"
+    dist, source = tmp_path / "dist", tmp_path / "source"
+    # built from a copy: setuptools leaves build/ beside the sources it builds
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", ".kafka", "build", "*.egg-info", "warehouse", "spark-warehouse",
+        "__pycache__", "tests"))
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                            "--disable-pip-version-check", "-w", str(dist), str(ROOT)],
+                            "--disable-pip-version-check", "-w", str(dist), str(source)],
                            text=True, capture_output=True, timeout=600)
     assert build.returncode == 0, build.stderr
     (wheel,) = dist.glob("splice-*.whl")
