@@ -113,6 +113,15 @@ def test_demo_runs_end_to_end_and_prints_the_outputs(tmp_path: Path, spark, caps
         in capsys.readouterr().err
 
 
+def test_show_refuses_a_limit_below_one_at_the_flag(capsys) -> None:
+    """Before Spark starts, in the flag's own words (not --parallel's hint)."""
+    with pytest.raises(SystemExit) as stop:
+        main(["show", str(ROOT / "pipelines" / "demo"), "orders_enriched", "--limit", "0"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --limit: " in err and "step at a time" not in err
+
+
 def test_demo_refuses_to_wipe_a_folder_that_is_not_a_warehouse(tmp_path: Path, capsys) -> None:
     (tmp_path / "precious.txt").write_text("keep me")
     assert main(["demo", "--warehouse", str(tmp_path),

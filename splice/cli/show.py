@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from splice.cli.flags import at_least_one, settings_of, spark_flags
+from splice.cli.flags import flag_number, settings_of, spark_flags
 from splice.sql.plan import Pipeline
 
 
@@ -70,7 +70,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("path", help="the pipeline")
     p.add_argument("name", help="an output, a source or a step of the pipeline")
     spark_flags(p)
-    p.add_argument("--limit", type=at_least_one, default=20, metavar="N",
+    p.add_argument("--limit", type=flag_number(int, least=1), default=20, metavar="N",
                    help="print at most N rows (default 20; the count is of all of them)")
     p.add_argument("--dead-letters", action="store_true",
                    help="the dead letters of source NAME instead of its table")
