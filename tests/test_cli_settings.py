@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, child_env
+from tests.packages import module_name
 
 # Every package below Dagster's (tests/test_layers.py): the CLI stands on them.
 DAGSTER_FREE = ("sql", "engine", "joins", "operators", "runtime", "splice")
@@ -25,9 +26,7 @@ def dagster_free_modules() -> list[str]:
         for path in sorted((ROOT / package).rglob("*.py")):
             if path.name == "__main__.py":  # runs the command when imported
                 continue
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-            found.append(name if package == "splice" else f"splice.{name}")
+            found.append(module_name(path))
     return found
 
 

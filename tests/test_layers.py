@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.packages import folder_of, module_name, package_of
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # bottom -> top; packages on one level are siblings.
@@ -29,32 +31,6 @@ ALLOWED: set[tuple[str, str]] = set()
 
 def modules(package: str) -> list[Path]:
     return sorted((ROOT / package).rglob("*.py"))
-
-
-def package_of(module: str) -> str | None:
-    """The package (its folder) a dotted name imports, or None for one not
-    Splice's: ``splice.sql.plan`` is sql's, ``splice.cli`` splice's own."""
-    parts = module.split(".")
-    if parts[0] != "splice":
-        return None
-    if len(parts) > 1 and parts[1] in LEVEL and parts[1] != "splice":
-        return parts[1]
-    return "splice"
-
-
-def module_name(path: Path) -> str:
-    """The dotted name a file under ROOT imports as (every folder's package
-    sits under the one root, ``splice.``)."""
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts if parts[0] == "splice" else ("splice", *parts))
-
-
-def folder_of(module: str) -> Path:
-    """The folder or file stem on disk of a dotted name under ``splice.``."""
-    parts = module.split(".")
-    if package_of(module) not in (None, "splice"):
-        parts = parts[1:]
-    return ROOT.joinpath(*parts)
 
 
 def imported(path: Path) -> list[tuple[str, int]]:

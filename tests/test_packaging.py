@@ -11,21 +11,18 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import tomllib
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
-
-PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-FOLDERS = PYPROJECT["tool"]["setuptools"]["package-dir"]
+from tests.packages import PACKAGE_DIR, PYPROJECT
 
 
 def _package_folders() -> set[str]:
     """Every package of the mapped folders, as its dotted name."""
     found = set()
-    for name, folder in FOLDERS.items():
+    for name, folder in PACKAGE_DIR.items():
         for init in (ROOT / folder).rglob("__init__.py"):
             inner = init.parent.relative_to(ROOT / folder).parts
             found.add(".".join((name, *inner)))
