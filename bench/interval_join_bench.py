@@ -5,7 +5,7 @@ per order a few seconds to 50 s after it, so every pair lies inside a
 1-minute window), run as Structured Streaming queries with
 ``trigger(availableNow=True)``, and write the same rows to a Delta table. The
 figure compared is output rows per second of the join query; for Splice
-that is the join step's whole run (``runtime.runner.run_step``), its Delta
+that is the join step's whole run (``splice.runtime.runner.run_step``), its Delta
 source steps (which check every record for a missing event time) are timed
 and printed apart. After a warm-up of both on a small data set, each round
 runs both (Splice first in odd rounds, PySpark first in even ones), and the

@@ -24,7 +24,7 @@ earliest offset), after a round that warms the JVM:
   run killed between the query's commit and that read would lose them (the
   observation lives in the progress report, not the checkpoint).
 - ``splice-observed``: ``dead-observed`` with Splice's own check of each
-  record (``operators.kafka_source.decode``: UTF-8, one whole JSON object,
+  record (``splice.operators.kafka_source.decode``: UTF-8, one whole JSON object,
   every declared type, the key, the event time) in place of a decode that
   only finds records that are not JSON or lack the key or event time.
 

@@ -3,7 +3,7 @@
 The demo pipeline (pipelines/demo: a Delta source, a JSON-lines source, a
 projection, a repartition, a table materialization and two stream-table
 joins) is built once; then each round writes ``n`` new orders as one JSON
-file and runs the whole pipeline (``runtime.runner.run_steps``), and a run
+file and runs the whole pipeline (``splice.runtime.runner.run_steps``), and a run
 with no new data follows. Printed per round: the run's wall time and each
 step's time, for 1 record and for 10,000 records per run.
 

@@ -7,7 +7,7 @@ same Delta tables, run as Structured Streaming queries with
 ``trigger(availableNow=True)``, look every order up in the customers table as
 it stands, and append the same rows to a Delta table. The figure compared is
 output rows per second of the join: for Splice the join step's run
-(``runtime.runner.run_step``); its source and table materialization steps are
+(``splice.runtime.runner.run_step``); its source and table materialization steps are
 run and timed apart (the hand-written job reads a customers table that is
 already there). The hand-written job is the usual stream-static join.
 

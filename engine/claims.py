@@ -24,7 +24,7 @@ A name without a claim (a warehouse written before claims existed) is
 claimed by the first pipeline that runs.
 
 Claim files are created atomically and only when absent
-(``engine.fs.create_text``): on a local path a temporary file is hard-linked
+(``splice.engine.fs.create_text``): on a local path a temporary file is hard-linked
 into place (a link fails when the name exists, so two runs racing for one
 name cannot both win); on a URI the file is opened in fsspec's exclusive
 mode, a conditional put where the store has one (on a store without, two

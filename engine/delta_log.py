@@ -3,7 +3,7 @@ versions from the log's file names, and the actions of one commit.
 
 Every reader of the log goes through here (the latest version, the commits
 since a version, the micro-batch marks, where a new stream starts, the
-sensor's source markers), through ``engine.fs``: the OS locally, fsspec on
+sensor's source markers), through ``splice.engine.fs``: the OS locally, fsspec on
 object storage."""
 
 from __future__ import annotations

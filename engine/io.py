@@ -56,7 +56,7 @@ class StepIO:
 
     ``reader`` reads an input step as a stream through that step's own
     executor (a source normalizes its table); the runtime binds it
-    (``runtime.registry.bind``), since the engine knows no executor."""
+    (``splice.runtime.registry.bind``), since the engine knows no executor."""
 
     spark: SparkSession
     warehouse: Warehouse

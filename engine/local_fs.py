@@ -1,7 +1,7 @@
 """Splice's own jar (``engine/java``): Hadoop's local file system without a
 child process per file, and the check of a JSON record in one parse
 (``splice.json.RecordCheck``, used by operators/json_source.py in sessions
-whose tasks load the jar: :func:`engine.session.loads_splice_jar`).
+whose tasks load the jar: :func:`splice.engine.session.loads_splice_jar`).
 
 PySpark ships no Hadoop native library, so Hadoop's local file system runs
 ``chmod`` as a child process for every file and directory it creates, and

@@ -9,7 +9,7 @@ holds its lock, which is freed when the holder dies:
   ``<warehouse>/_splice/<pipeline>/run.lock``, which the kernel drops when
   the holding process ends, ``kill -9`` included;
 - on a URI (``s3a://``, ``file://``, ...), a lease under
-  ``_splice/<pipeline>/run.lease/`` (``engine.lease``) that its holder renews
+  ``_splice/<pipeline>/run.lease/`` (``splice.engine.lease``) that its holder renews
   from a background thread and that others take over once it expired.
 
 Either way the lock names its holder (host, pid, since when, the command or
@@ -208,7 +208,7 @@ def pipeline_lock(warehouse: Warehouse, pipeline: str, wait: float | None = None
     ``lease_seconds`` (a URI warehouse's lease) defaults to
     :func:`lease_seconds_from_env`, read on every warehouse so a bad value
     is found wherever it is set. A writer holds it through
-    ``runtime.tenure.hold``, which also claims the pipeline's names and
+    ``splice.runtime.tenure.hold``, which also claims the pipeline's names and
     checks the lock before every write."""
     if lease_seconds is None:
         lease_seconds = lease_seconds_from_env()

@@ -1,7 +1,7 @@
 """The physical plan's base: a node per step, what it reads, how it explains
-itself. Pure (no Spark): the planner (``runtime.planner``) builds a node for
+itself. Pure (no Spark): the planner (``splice.runtime.planner``) builds a node for
 every step once per compile, EXPLAIN renders the nodes, and the runner hands
-each node to the executor its ``kind`` names (``runtime.registry``).
+each node to the executor its ``kind`` names (``splice.runtime.registry``).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class Reads(BaseModel):
 
 class PhysicalNode(BaseModel, ABC):
     """How one step runs. ``kind`` names the node's executor in the registry
-    (``runtime.registry``); a node holds its logical step and nothing that
+    (``splice.runtime.registry``); a node holds its logical step and nothing that
     needs Spark."""
 
     model_config = ConfigDict(frozen=True)

@@ -87,7 +87,7 @@ N = TypeVar("N", bound=PhysicalNode)
 
 class Executor(ABC, Generic[N]):
     """Runs one kind of physical node on Spark; the registry
-    (``runtime.registry``) maps every node kind to one."""
+    (``splice.runtime.registry``) maps every node kind to one."""
 
     @abstractmethod
     def query(self, node: N, io: StepIO) -> StepQuery:

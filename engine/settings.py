@@ -115,7 +115,7 @@ class Warehouse(BaseModel):
       maintenance.
 
     Every path is made from the root's one spelling
-    (:func:`engine.locations.canonical_location`: a local folder's real
+    (:func:`splice.engine.locations.canonical_location`: a local folder's real
     absolute path, ``s3a://`` for S3), so that two spellings of one place
     name one lock, one set of claims and one set of checkpoints. A relative
     folder is made absolute against the current directory when a path is

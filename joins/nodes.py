@@ -278,7 +278,7 @@ class AsofJoin(JoinNode):
 class UnsupportedJoin(JoinNode):
     """A join whose strategy Splice cannot run yet: EXPLAIN shows it (of a
     pipeline analyzed, not compiled); no executor runs it, and compiling it
-    is a positioned error (``joins.planner.physical_join``)."""
+    is a positioned error (``splice.joins.planner.physical_join``)."""
 
     kind: ClassVar[str] = "join.unsupported"
     reason: str

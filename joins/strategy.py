@@ -1,6 +1,6 @@
 """Which physical join runs a logical join: decided here, and only here.
 
-The language (``sql.analyzer``) has already checked that the join is legal
+The language (``splice.sql.analyzer``) has already checked that the join is legal
 (the compatibility table, the window requirement, the ON rules). This module
 maps a legal join to the operator that computes it on Spark.
 """

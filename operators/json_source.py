@@ -14,7 +14,7 @@ still being written: it goes to the dead letter as ``incomplete line``. A
 line that is not valid UTF-8, not one JSON object (or one followed by more
 than whitespace), a field that does not convert to its declared type, or a
 missing event time sends the record to the dead letter with the reason. The
-manifest records every file read (``operators.file_manifest``).
+manifest records every file read (``splice.operators.file_manifest``).
 """
 
 from __future__ import annotations

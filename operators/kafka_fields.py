@@ -26,7 +26,7 @@ from splice.sql.plan import SourceStep
 
 
 def any_case_fields(step: SourceStep, text: Column, value: Column, verdict: Column) -> Column:
-    """``text`` (``operators.json_source.text_fields`` of ``value``: each
+    """``text`` (``splice.operators.json_source.text_fields`` of ``value``: each
     declared column's field as text, and ``__corrupt``) with every column
     the value lacks under its exact name taken from a field of the same
     name spelt in another case. ``verdict``: the value's object verdict."""

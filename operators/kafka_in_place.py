@@ -3,7 +3,7 @@ one step that reads the source reads the topic itself, as ksqlDB's and
 RisingWave's queries read a stream's topic.
 
 The reading step's query decodes each record with the stored source's
-rules (``operators.kafka_source.decode``) and keeps the good ones; an
+rules (``splice.operators.kafka_source.decode``) and keeps the good ones; an
 observation on the decoded records counts the bad ones and notes the
 first and last of them (by partition, then offset), which Spark reports
 with each micro-batch's progress. The reading step's checkpoint holds the

@@ -11,7 +11,7 @@ engine/marks.py): a run killed after writing, before its checkpoint
 commit, reads the same offsets again and writes nothing twice.
 
 Each record's value is decoded as one JSON object to the declared columns
-(the JSON-lines source's rules: ``operators.json_source``); ``_key`` is the
+(the JSON-lines source's rules: ``splice.operators.json_source``); ``_key`` is the
 record's key, as text (key format KAFKA) or decoded JSON (key format
 JSON), converted to the key type; a declared key column the value lacks
 takes the key's value (ksqlDB keeps key columns in the key). ``ROWTIME`` is

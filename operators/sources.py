@@ -1,7 +1,7 @@
 """Source readers: from a source's own data to the stored layout.
 
 A Delta source is read in place. A JSON-lines source is ingested
-(``operators.json_source``): each line is parsed against the declared schema;
+(``splice.operators.json_source``): each line is parsed against the declared schema;
 a line that is not JSON, a field that does not convert to its declared type,
 or a missing event time sends the record to the source's dead-letter table
 with the reason, and the run goes on. Either way every reader yields

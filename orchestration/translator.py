@@ -4,7 +4,7 @@ The counterpart of dagster-dbt's ``DagsterDbtTranslator``: subclass
 :class:`SpliceTranslator`, override the methods you want to change, and hand
 an instance to :func:`splice.orchestration.factory.splice_definitions` (or
 :func:`splice.orchestration.factory.splice_assets`). Every method gets the step
-(``sql.plan.Step``: its ``id``, ``op``, ``kind``, ``output``, ``inputs``,
+(``splice.sql.plan.Step``: its ``id``, ``op``, ``kind``, ``output``, ``inputs``,
 ``where``, ``sql``) and the compiled pipeline it belongs to. The defaults
 are what ``orchestration/definitions.py`` shows: one asset per step keyed
 ``<pipeline>/<step>``, grouped by pipeline.

@@ -1,8 +1,8 @@
 """The planner: every step of a pipeline to its physical node, once.
 
 Which node a step gets is looked up by the step's class (one line each);
-a source's node by its format (``operators.nodes.SOURCE_FORMATS``), a
-join's by its strategy (``joins.planner.VARIANTS``).
+a source's node by its format (``splice.operators.nodes.SOURCE_FORMATS``), a
+join's by its strategy (``splice.joins.planner.VARIANTS``).
 """
 
 from __future__ import annotations

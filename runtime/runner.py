@@ -177,7 +177,7 @@ def run_step(step: Step, io: StepIO, checked: bool = False) -> StepReport:
 
 def _run(node: PhysicalNode, io: StepIO, start: float) -> StepReport:
     """Run the step's query; a failure of Spark's machinery rather than of
-    the step (:func:`engine.errors.transient`) runs it again, up to
+    the step (:func:`splice.engine.errors.transient`) runs it again, up to
     ``ATTEMPTS`` times in all: every write is idempotent, so a second run
     after a failed one is what the fault-injection tests prove safe."""
     step = node.step

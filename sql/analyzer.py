@@ -7,7 +7,7 @@ steps: a projection, a table materialization, a repartition, a join per
 stage of a chain. Every rule of the language that can be checked without
 data is checked here, and a broken rule is a positioned :class:`SqlError`.
 
-:class:`Analyzer` is composed of one part per concern, in :mod:`sql.analysis`.
+:class:`Analyzer` is composed of one part per concern, in :mod:`splice.sql.analysis`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from splice.sql.types import UNKNOWN
 
 class Analyzer(StatementAnalyzer, SourceAnalyzer, SinkAnalyzer, QueryAnalyzer, JoinAnalyzer):
     """Analyzes the statements of one pipeline, in order: :meth:`add` them,
-    then :meth:`finish` gives the :class:`sql.plan.Pipeline`."""
+    then :meth:`finish` gives the :class:`splice.sql.plan.Pipeline`."""
 
 
 __all__ = ["UNKNOWN", "Analyzer", "interval_ms", "parse_duration_ms"]

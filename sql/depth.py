@@ -20,8 +20,8 @@ and refused before it is parsed when it is too deep, and
 :func:`ensure_stack` gives the interpreter the frames :data:`MAX_NESTING`
 levels need (pure Python frames: CPython 3.11 does not grow the C stack for
 them). Chains of one operator are built and walked in loops, by sqlglot
-and by Splice's own walks (``sql.scope.expression_nullable``,
-``sql.conditions.conjuncts``, ``sql.aggregate``), whatever their length.
+and by Splice's own walks (``splice.sql.scope.expression_nullable``,
+``splice.sql.conditions.conjuncts``, ``splice.sql.aggregate``), whatever their length.
 """
 
 from __future__ import annotations

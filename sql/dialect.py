@@ -3,12 +3,12 @@ SQLstream s-Server and RisingWave.
 
 ``Splice`` is a sqlglot dialect built on Spark's, laid out as sqlglot's own
 dialects are: the class names its tokenizer, parser and generator, whose bulk
-lives elsewhere (the parser in :mod:`sql.parsing`, one module per concern; the
-generator in :mod:`sql.generator`). Expressions stay standard sqlglot nodes
+lives elsewhere (the parser in :mod:`splice.sql.parsing`, one module per concern; the
+generator in :mod:`splice.sql.generator`). Expressions stay standard sqlglot nodes
 (so ``expr.sql(dialect="spark")`` gives valid Spark SQL); what the streaming
-dialects add is parsed into the nodes of :mod:`sql.nodes` or into extra
+dialects add is parsed into the nodes of :mod:`splice.sql.nodes` or into extra
 arguments of standard nodes, as that module's docstring describes. The
-lexical points that need care are described in :mod:`sql.parsing.lexical`.
+lexical points that need care are described in :mod:`splice.sql.parsing.lexical`.
 """
 
 from __future__ import annotations

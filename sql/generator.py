@@ -1,4 +1,4 @@
-"""The Splice generator: Spark's, printing the nodes of :mod:`sql.nodes` and
+"""The Splice generator: Spark's, printing the nodes of :mod:`splice.sql.nodes` and
 the Splice arguments of standard nodes back as Splice SQL.
 
 ``expr.sql(dialect="spark")`` still gives valid Spark SQL: only this

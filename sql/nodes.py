@@ -1,6 +1,6 @@
 """The syntax tree nodes Splice adds to sqlglot's.
 
-The Splice dialect (``sql.dialect``) parses a pipeline into sqlglot
+The Splice dialect (``splice.sql.dialect``) parses a pipeline into sqlglot
 expressions. Standard SQL stays standard (``exp.Select``, ``exp.Join``,
 ``exp.Column`` ...); what the four streaming dialects add is one of the
 nodes below, or an extra argument on a standard node:
@@ -22,7 +22,7 @@ nodes below, or an extra argument on a standard node:
 
 Every statement node and every ``exp.Join`` carries ``meta["offset"]``: the
 character offset of its first token in the file, from which errors compute
-line and column (``sql.errors.position_in``).
+line and column (``splice.sql.errors.position_in``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ step's input naming: a single-input step sees its input's columns by name
 (``_key``, value columns, ``ROWTIME``); a join step sees its inputs under the
 aliases ``l`` and ``r``.
 
-The join planner (``joins.planner``) picks a physical strategy for every
+The join planner (``splice.joins.planner``) picks a physical strategy for every
 :class:`JoinStep`; nothing here runs Spark.
 """
 

@@ -3,7 +3,7 @@
 The whole file is tokenized once, so every token, node and error offset is
 absolute in the file; the tokens are then cut at each ``;`` and every
 statement is parsed on its own, so that one bad statement does not hide the
-errors of the others. Whatever the input, only :class:`sql.errors.SqlErrors`
+errors of the others. Whatever the input, only :class:`splice.sql.errors.SqlErrors`
 leaves :func:`parse_script`; :func:`parse_partial` returns the statements
 that parsed beside the errors of those that did not, so the analysis can go
 on and report their errors too (``splice validate`` prints every error).
@@ -285,7 +285,7 @@ def _position_joins(node: exp.Expr) -> None:
 def _check_intervals(source: _Source, node: exp.Expr, chunk: list[Token]) -> None:
     """Refuse an INTERVAL in an expression (a time bound in ON, a
     watermark, a residual predicate ...) that is longer than Spark can hold
-    (:mod:`sql.limits`); the durations of Splice's clauses are checked as
+    (:mod:`splice.sql.limits`); the durations of Splice's clauses are checked as
     they are parsed."""
     from splice.sql.intervals import interval_ms  # it imports the analysis, which imports this
 
@@ -348,7 +348,7 @@ def _not_a_statement(source: _Source, first: Token) -> SqlError:
 
 def nesting_error(position: Position, depth: int | None) -> SqlError:
     """The error of a statement whose expression nests deeper than Spark
-    compiles (``depth`` levels where known; :mod:`sql.depth`)."""
+    compiles (``depth`` levels where known; :mod:`splice.sql.depth`)."""
     how_deep = f"nested {depth} deep" if depth is not None else "nested too deep to compile"
     return SqlError(
         position,

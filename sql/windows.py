@@ -1,5 +1,5 @@
 """Stream-stream join windows: every form the four dialects write, normalized
-to the one window model, :class:`sql.plan.Window`.
+to the one window model, :class:`splice.sql.plan.Window`.
 
 A left record ``l`` and a right record ``r`` match when
 ``-before_ms <= r.ROWTIME - l.ROWTIME <= after_ms``:
@@ -11,7 +11,7 @@ A left record ``l`` and a right record ``r`` match when
   in ``[l - Wr, l]``, so ``r - Wl <= l <= r + Wr``: ``before = Wr``,
   ``after = Wl``. ``RANGE CURRENT ROW``, and an input without OVER, is
   width 0. ``ROWS n PRECEDING`` is rejected (see :func:`_over_width`).
-- Time bounds in ON (RisingWave, Flink): :mod:`sql.intervals`.
+- Time bounds in ON (RisingWave, Flink): :mod:`splice.sql.intervals`.
 - RisingWave's ``TUMBLE`` / ``HOP`` on both inputs with ``window_start``
   equality: ``(size, size)``; the equality stays an ordinary join equality.
 

@@ -94,7 +94,7 @@ class PlanChoice:
     def to_json(self) -> str:
         """The choice as the result's commit records it (Delta's
         ``userMetadata``), where the run's report finds it
-        (``engine.io.notes_since``)."""
+        (``splice.engine.io.notes_since``)."""
         return json.dumps({"plan": {"name": self.plan.value, "write": self.write.value,
                                     "reason": self.reason}})
 

@@ -1,6 +1,6 @@
 """Query statements: a query's inputs, single-input queries (a projection,
 with a table materialized from it when asked), GROUP BY, and the hand-off of
-queries with joins to :mod:`sql.analysis.joins`."""
+queries with joins to :mod:`splice.sql.analysis.joins`."""
 
 from __future__ import annotations
 

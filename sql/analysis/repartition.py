@@ -1,5 +1,5 @@
 """Re-keying: a stream input whose key is not the join expression gets a
-:class:`sql.plan.RepartitionStep` keyed by it (one per input and key, shared
+:class:`splice.sql.plan.RepartitionStep` keyed by it (one per input and key, shared
 by the statements that need it)."""
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The base of every part of the Splice parser: Splice-worded errors.
 
 The parser is Spark's, extended by one mixin per concern (see
-:mod:`sql.parsing`); each mixin derives from :class:`ParserBase`, so every part
+:mod:`splice.sql.parsing`); each mixin derives from :class:`ParserBase`, so every part
 raises its errors the same way: the rule broken and how to fix it, with the
-offending token's character offset recorded for :mod:`sql.script`.
+offending token's character offset recorded for :mod:`splice.sql.script`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Durations: ``5s``, ``500ms``, ``5 SECONDS``, ``INTERVAL '1' MINUTE``.
 
-Every duration becomes a :class:`sql.nodes.Duration` holding its amount, its
+Every duration becomes a :class:`splice.sql.nodes.Duration` holding its amount, its
 canonical unit and its length in milliseconds; a duration that is negative,
 has no unit, is not a whole number of milliseconds or is longer than Spark
-can hold (:mod:`sql.limits`) is rejected here.
+can hold (:mod:`splice.sql.limits`) is rejected here.
 """
 
 from __future__ import annotations

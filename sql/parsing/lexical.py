@@ -5,7 +5,7 @@ Two lexical points need care:
 - Durations such as ``5s``, ``1h`` and ``500ms`` are single VAR tokens (Spark
   lets identifiers start with a digit), so the unit suffixes that Spark reads
   as numeric literal types (``5S`` = SMALLINT, ``1D`` = DOUBLE) are dropped
-  from the Splice tokenizer (:class:`sql.dialect.Splice.Tokenizer`).
+  from the Splice tokenizer (:class:`splice.sql.dialect.Splice.Tokenizer`).
 - Hyphenated names (``input-topic``) are recognised where a name stands (a
   table, an alias, a statement's target) by token adjacency: the ``-`` touches
   both neighbours. ``a - b`` and ``a-b`` inside an expression stay subtraction.
@@ -152,7 +152,7 @@ class LexicalParser(ParserBase):
     def _parse_object_name(self) -> exp.Identifier | None:
         """A statement's name: parts joined by dots, each possibly
         hyphenated, kept whole in one identifier (``stocks.order_quantity``,
-        ``target-topic``) as :func:`sql.nodes.table_name` reads a table."""
+        ``target-topic``) as :func:`splice.sql.nodes.table_name` reads a table."""
         first = self._parse_name_part()
         if first is None:
             return None

@@ -1,4 +1,4 @@
-"""The Splice parser: Spark's, with every Splice mixin (see :mod:`sql.parsing`)."""
+"""The Splice parser: Spark's, with every Splice mixin (see :mod:`splice.sql.parsing`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,6 @@ class SpliceParser(StatementParser, SelectParser, JoinParser):
     """Spark SQL with the streaming-join statements and clauses of Splice.
 
     Expressions stay standard sqlglot nodes; what the streaming dialects add
-    is parsed into the nodes of :mod:`sql.nodes` or into extra arguments of
+    is parsed into the nodes of :mod:`splice.sql.nodes` or into extra arguments of
     standard nodes, as that module's docstring describes.
     """

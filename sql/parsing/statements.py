@@ -1,6 +1,6 @@
 """Pipeline statements: ``CREATE ... AS SELECT``, ``INSERT INTO``, Lenses'
 standalone ``WITH name AS (...)``, ``SET`` and ``EXPLAIN``. The body of a
-source declaration is in :mod:`sql.parsing.sources`."""
+source declaration is in :mod:`splice.sql.parsing.sources`."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ PIPELINE_STATEMENTS = (
 
 
 class StatementParser(SourceParser):
-    """Statements, each parsed into a node of :data:`sql.nodes.STATEMENT_TYPES`."""
+    """Statements, each parsed into a node of :data:`splice.sql.nodes.STATEMENT_TYPES`."""
 
     STATEMENT_PARSERS: t.ClassVar = {
         **Spark.Parser.STATEMENT_PARSERS,
