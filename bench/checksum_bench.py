@@ -20,10 +20,10 @@ import statistics
 import time
 
 from common import scratch, session
-from splice.engine.io import StepIO
 from splice.engine.settings import Warehouse
 from splice.runtime.compile import compile_text
 from splice.runtime.runner import run_steps
+from splice.runtime.workspace import Workspace
 
 from splice.testing.cases import append_rows
 
@@ -45,8 +45,8 @@ def main() -> None:
     pipeline = compile_text(SQL, file="checksum.sql", name="checksum")
     rng = random.Random(7)
     with scratch() as folder:
-        ios = {on: StepIO(spark=spark, pipeline=pipeline,
-                          warehouse=Warehouse(root=str(folder / f"checksum-{on}")))
+        ios = {on: Workspace(pipeline, warehouse=Warehouse(root=str(folder / f"checksum-{on}")),
+                             spark=spark).io
                for on in (True, False)}
         state: dict[str, dict[int, int]] = {"t1": {}, "t2": {}}
         times: dict[bool, list[float]] = {True: [], False: []}

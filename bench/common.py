@@ -23,6 +23,7 @@ from splice.resources.spark import SparkResource
 from splice.resources.warehouse import WarehouseResource
 from splice.runtime.compile import compile_text
 from splice.runtime.runner import run_step
+from splice.runtime.workspace import Workspace
 from splice.sql.plan import Step
 
 
@@ -43,8 +44,8 @@ def scratch() -> Iterator[Path]:
 
 def pipeline_io(spark: SparkSession, warehouse: WarehouseResource, sql: str,
                 name: str) -> StepIO:
-    return StepIO(spark=spark, warehouse=warehouse,
-                  pipeline=compile_text(sql, file=f"{name}.sql", name=name))
+    return Workspace(compile_text(sql, file=f"{name}.sql", name=name), warehouse=warehouse,
+                     spark=spark).io
 
 
 def forget_table_snapshots(spark: SparkSession) -> None:

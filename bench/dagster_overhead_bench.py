@@ -19,12 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from common import scratch, session
-from splice.engine.io import StepIO
 from splice.orchestration.factory import splice_definitions
 from splice.resources.spark import SparkResource
 from splice.resources.warehouse import WarehouseResource
 from splice.runtime.compile import compile_path
 from splice.runtime.runner import run_pipeline
+from splice.runtime.workspace import Workspace
 
 from splice.cli.demo import CUSTOMERS, ORDERS
 from splice.testing.cases import append_rows
@@ -47,7 +47,7 @@ def main() -> None:
     pipeline = compile_path(PIPELINE)
     with scratch() as folder:
         warehouse = WarehouseResource(root=str(folder))
-        io = StepIO(spark=spark, warehouse=warehouse, pipeline=pipeline)
+        io = Workspace(pipeline, warehouse=warehouse, spark=spark).io
         append_rows(io, pipeline.sources["customers"], CUSTOMERS)
         append_rows(io, pipeline.sources["orders"], ORDERS)
         defs = splice_definitions(PIPELINE, warehouse=warehouse, spark=SparkResource())

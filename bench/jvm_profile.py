@@ -1,7 +1,7 @@
 """Where the driver JVM's CPU goes while table-table steps run, sampled by
 Java Flight Recorder (built into the JDK, no agent to install).
 
-The workload is the test suite's chain pipeline (tests/test_table_chains.py:
+The workload is the test suite's chain pipeline (tests/joins/test_table_chains.py:
 4 keyed tables, 10 chains of 3 and 4 tables, 25 table-table steps), run in a
 session with the suite's own settings (interpreted expressions, C1 alone,
 the incremental plan), twice per fresh warehouse, ``--reps`` times. JFR
@@ -111,8 +111,8 @@ def chains(reps: int, record: int, out: Path, conf: dict[str, str]) -> None:
     from splice.runtime.runner import run_pipeline
 
     from tests.conftest import suite_settings, table_join_plan
-    from tests.pipeline_helpers import append, make_io
-    from tests.test_table_chains import _changelog, _sql
+    from tests.helpers.pipeline import append, make_io
+    from tests.joins.test_table_chains import _changelog, _sql
 
     os.environ.setdefault("SPLICE_MAINTAIN_EVERY", "0")
     spark = start_session(suite_settings("-XX:FlightRecorderOptions:stackdepth=2048", conf))

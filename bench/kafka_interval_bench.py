@@ -44,13 +44,14 @@ from pathlib import Path
 from common import alternate, argument_parser, cpu_seconds, jvm_cpu_seconds, write_hand_written
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from splice.engine.io import KEY, ROWTIME, StepIO
+from splice.engine.io import KEY, ROWTIME
 from splice.engine.kafka_topics import Record, create_topic, produce
 from splice.engine.session import start_session
 from splice.engine.settings import SpliceSettings, Warehouse
 from splice.operators import kafka_source
 from splice.runtime.compile import compile_text
 from splice.runtime.runner import run_steps
+from splice.runtime.workspace import Workspace
 from splice.sql.plan import SourceStep
 
 from splice.testing.kafka_broker import start_broker, stop_broker
@@ -118,8 +119,8 @@ def splice_run(spark: SparkSession, bootstrap: str, root: Path, tag: str,
     (``stored='false'``)."""
     sql = SQL.format(tag=tag, stored=", stored='false'" if in_place else "")
     pipeline = compile_text(sql, file=f"kafka_{tag}.sql", name=f"kafka_{tag}")
-    io = StepIO(spark=spark, warehouse=Warehouse(root=str(root)), pipeline=pipeline,
-                kafka_bootstrap=bootstrap)
+    io = Workspace(pipeline, SpliceSettings.from_env(kafka_bootstrap=bootstrap),
+                   warehouse=Warehouse(root=str(root)), spark=spark).io
     began = time.monotonic()
     join_began: list[float] = []
     cpu = meter.read() if meter else (0.0, 0.0)

@@ -1,6 +1,6 @@
 """Kill runs at random, for as long as you like, and check nothing is lost.
 
-The deterministic matrix (tests/test_crash_safety.py) kills every named
+The deterministic matrix (tests/crash/test_crash_safety.py) kills every named
 commit point once. This loop adds chance: round after round of new data for
 the crash-safety pipeline (tests/crash/pipeline.sql), each round's run is
 killed a random number of times, at random named points (``SPLICE_KILL_AT``)
@@ -32,8 +32,9 @@ from splice.engine.io import StepIO  # noqa: E402
 from splice.resources.spark import SparkResource  # noqa: E402
 from splice.resources.warehouse import WarehouseResource  # noqa: E402
 from splice.runtime.compile import compile_path  # noqa: E402
+from splice.runtime.workspace import Workspace  # noqa: E402
 
-from tests.crash_harness import (  # noqa: E402
+from tests.helpers.crash_harness import (  # noqa: E402
     PIPELINE,
     add_round,
     all_kills,
@@ -72,8 +73,8 @@ def main() -> int:
     spark = SparkResource().session()
     pipeline = compile_path(PIPELINE)
     root = Path(tempfile.mkdtemp(prefix="splice-kill-loop-"))
-    reference, crashed = (StepIO(spark=spark, pipeline=pipeline,
-                                 warehouse=WarehouseResource(root=str(root / name)))
+    reference, crashed = (Workspace(pipeline, warehouse=WarehouseResource(root=str(root / name)),
+                                    spark=spark).io
                           for name in ("reference", "crashed"))
     points = all_kills(pipeline)
     print(f"seed {seed}; warehouses under {root}", flush=True)

@@ -22,6 +22,7 @@ from splice.engine.io import StepIO
 from splice.engine.settings import Warehouse
 from splice.runtime.compile import compile_path
 from splice.runtime.runner import StepReport, run_steps
+from splice.runtime.workspace import Workspace
 
 from splice.cli.demo import CUSTOMERS, ORDERS
 from splice.testing.cases import append_rows
@@ -48,7 +49,7 @@ def main() -> None:
     spark = session()
     pipeline = compile_path(PIPELINE)
     with scratch() as folder:
-        io = StepIO(spark=spark, warehouse=Warehouse(root=str(folder)), pipeline=pipeline)
+        io = Workspace(pipeline, warehouse=Warehouse(root=str(folder)), spark=spark).io
         append_rows(io, pipeline.sources["customers"], CUSTOMERS)
         append_rows(io, pipeline.sources["orders"], ORDERS)
         seconds, _ = timed_run(io)

@@ -26,10 +26,11 @@ from pathlib import Path
 from common import jvm_cpu_seconds, scratch, session
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
-from splice.engine.io import StepIO, delta_version
+from splice.engine.io import delta_version
 from splice.engine.settings import Warehouse
 from splice.runtime.compile import compile_path
 from splice.runtime.serve import ServeOptions, serve
+from splice.runtime.workspace import Workspace
 
 from splice.cli.demo import CUSTOMERS, ORDERS
 from splice.testing.cases import append_rows
@@ -57,7 +58,7 @@ def main() -> None:
     spark = session()
     pipeline = compile_path(PIPELINE)
     with scratch() as folder:
-        io = StepIO(spark=spark, warehouse=Warehouse(root=str(folder)), pipeline=pipeline)
+        io = Workspace(pipeline, warehouse=Warehouse(root=str(folder)), spark=spark).io
         append_rows(io, pipeline.sources["customers"], CUSTOMERS)
         append_rows(io, pipeline.sources["orders"], ORDERS)
         output = io.table_path(pipeline.outputs["orders_enriched"])

@@ -5,7 +5,7 @@ one session, alternated.
 ``starts``: fresh streams (availableNow, a micro-batch that counts its rows)
 of a table appended to five times and of a change feed with four MERGEs of
 inserts only; the median wall time and JVM CPU of ``--reps`` starts each.
-``chains``: the first run of the suite's chain pipeline (tests/
+``chains``: the first run of the suite's chain pipeline (tests/joins/
 test_table_chains.py: 4 keyed tables, 10 chains, 25 table-table steps, every
 stream new) on a fresh warehouse, with ``splice.stream.startFromLog`` off
 and on, ``--reps`` runs each::
@@ -99,8 +99,8 @@ def chains(reps: int, test_session: bool) -> None:
     from splice.resources.warehouse import WarehouseResource
     from splice.runtime.runner import run_pipeline
 
-    from tests.pipeline_helpers import append, make_io
-    from tests.test_table_chains import _changelog, _sql
+    from tests.helpers.pipeline import append, make_io
+    from tests.joins.test_table_chains import _changelog, _sql
 
     os.environ.setdefault("SPLICE_MAINTAIN_EVERY", "0")
     spark = _session(test_session)

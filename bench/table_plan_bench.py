@@ -37,7 +37,7 @@ from common import pipeline_io, scratch, session
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from splice.engine.io import StepIO, merge_by_key
-from splice.joins.physical.table_plan import PLAN_SETTING
+from splice.joins.table_plan import PLAN_SETTING
 from splice.resources.warehouse import WarehouseResource
 from splice.runtime.runner import run_step
 from table_table_bench import SQL  # the same two tables and primary-key join

@@ -329,8 +329,8 @@ def _current_fields(io: StepIO, read: Step | None) -> dict[str, str] | None:
 # A run a fault stopped (a full disk, an object store or a broker that did
 # not answer) is in the state a crash leaves: every write of a step is a
 # commit or nothing, and the next run goes on from each step's last commit
-# (the kill-point tests, tests/test_crash_safety.py; the fault tests,
-# tests/test_outages.py). What they say is where, during what, and that.
+# (the kill-point tests, tests/crash/test_crash_safety.py; the fault tests,
+# beside them in tests/crash/). What they say is where, during what, and that.
 RERUN_SAFE = ("A rerun is safe: nothing the fault cut is taken for done, and the next run "
               "goes on from each step's last commit")
 _DISK_FULL = "No space left on device"
@@ -343,11 +343,11 @@ _STORE_MODULES = ("botocore", "aiobotocore", "aiohttp", "s3fs", "urllib3")
 _BROKER_TEXTS = ("org.apache.kafka.common.errors.TimeoutException", "DisconnectException",
                  "Timeout of 60000ms expired", "KafkaException", "Broker transport failure",
                  "Connection refused", "Failed to resolve", "Timed out waiting")
-_MODULE_WORDS = {"splice.engine.lock": "holding the pipeline's lock", "splice.engine.lease":
-                 "holding the pipeline's lock (its lease)", "splice.engine.claims":
+_MODULE_WORDS = {"splice.runtime.lock": "holding the pipeline's lock", "splice.runtime.lease":
+                 "holding the pipeline's lock (its lease)", "splice.runtime.claims":
                  "claiming the pipeline's names", "splice.engine.definitions":
                  "recording the steps' definitions", "splice.engine.session": "starting Spark",
-                 "splice.engine.storage": "checking the storage", "splice.engine.maintenance":
+                 "splice.engine.storage": "checking the storage", "splice.runtime.maintenance":
                  "maintaining the tables"}
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -32,9 +32,13 @@ from splice.engine.delta_sql import create_if_absent, insert_values, update_set
 from splice.engine.marks import USER_METADATA, batch_note, marked_batch
 from splice.engine.settings import Warehouse
 from splice.engine.stream_start import delta_stream
+from splice.physical.base import PhysicalPlan
 from splice.sql.columns import KEY as KEY  # re-exported: defined once in sql/columns.py
 from splice.sql.columns import ROWTIME as ROWTIME
-from splice.sql.plan import Kind, Pipeline, Relation, SourceStep, Step
+from splice.sql.plan import Kind, Relation, SourceStep, Step
+
+if TYPE_CHECKING:  # engine/query.py imports this module: the executor's type only
+    from splice.engine.query import Executor
 
 
 def has_fact(relation: Relation) -> Column:
@@ -46,22 +50,19 @@ def has_fact(relation: Relation) -> Column:
     return F.expr(" OR ".join(f"`{c.name}` IS NOT NULL" for c in relation.columns))
 
 
-# Reads an input step's rows as a stream: (io, step id, reader options).
-InputReader = Callable[["StepIO", str, dict[str, str]], DataFrame]
-
-
 @dataclass
 class StepIO:
     """Where a pipeline's steps live, and how to read them.
 
-    ``reader`` reads an input step as a stream through that step's own
-    executor (a source normalizes its table); the runtime binds it
-    (``splice.runtime.registry.bind``), since the engine knows no executor."""
+    ``executors`` holds every node's executor by step id, looked up once by
+    the runtime (``splice.runtime.executors.bind``; the engine knows no
+    executor): an input step is read as a stream through its own (a source
+    normalizes its table), and a step's run takes its own from there."""
 
     spark: SparkSession
     warehouse: Warehouse
-    pipeline: Pipeline
-    reader: InputReader | None = None
+    pipeline: PhysicalPlan
+    executors: Mapping[str, Executor[Any]] | None = None
     # The Kafka brokers of topic sources whose statement names none
     # (SpliceSettings.kafka_bootstrap; None: SPLICE_KAFKA_BOOTSTRAP).
     kafka_bootstrap: str | None = None
@@ -103,10 +104,10 @@ class StepIO:
     def read_stream(self, step_id: str, **options: str) -> DataFrame:
         """An input step's rows as a stream, in the stored layout, read by
         the input's executor."""
-        if self.reader is None:
-            raise RuntimeError("this StepIO reads no input: run steps through "
-                               "splice.runtime.runner, which binds their executors")
-        return self.reader(self, step_id, options)
+        if self.executors is None:
+            raise RuntimeError("this StepIO reads no input: build it with splice.Workspace, "
+                               "which binds the plan's executors")
+        return self.executors[step_id].read_stream(self.pipeline.node(step_id), self, options)
 
     def read_delta_stream(self, step: Step, options: dict[str, str]) -> DataFrame:
         """A step's stored Delta table as a stream."""
@@ -179,7 +180,7 @@ def appended_since(spark: SparkSession, path: str, version: int, to: int) -> lis
     return added
 
 
-def _restored_io(warehouse: Warehouse, pipeline: Pipeline, kafka_bootstrap: str | None,
+def _restored_io(warehouse: Warehouse, pipeline: PhysicalPlan, kafka_bootstrap: str | None,
                  kafka_lost_records: str | None = None) -> StepIO:
     return StepIO(spark=SparkSession.active(), warehouse=warehouse, pipeline=pipeline,
                   kafka_bootstrap=kafka_bootstrap, kafka_lost_records=kafka_lost_records)

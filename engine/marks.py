@@ -11,7 +11,7 @@ newest commit files instead, which it reads without Spark
 (``splice.engine.io.committed_batch``), and marks each commit in Delta's
 public ``userMetadata``: a JSON object holding ``splice_batch: {app,
 batch}`` beside any note of the step's own (the plan a table-table join
-chose). The pipeline's lock (engine/lock.py) makes the check and the write
+chose). The pipeline's lock (runtime/lock.py) makes the check and the write
 one writer's.
 
 A table written before the marks moved here carries Delta's ``txn``

@@ -12,7 +12,7 @@ from typing import Any, Generic, TypeVar
 from pyspark.sql import DataFrame, SparkSession
 from splice.engine.errors import Cause
 from splice.engine.io import StepIO, delta_version
-from splice.engine.nodes import PhysicalNode
+from splice.physical.base import PhysicalNode
 from splice.sql.plan import Step
 
 
@@ -87,7 +87,7 @@ N = TypeVar("N", bound=PhysicalNode)
 
 class Executor(ABC, Generic[N]):
     """Runs one kind of physical node on Spark; the registry
-    (``splice.runtime.registry``) maps every node kind to one."""
+    (``splice.runtime.executors``) maps every node kind to one."""
 
     @abstractmethod
     def query(self, node: N, io: StepIO) -> StepQuery:

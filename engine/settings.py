@@ -30,6 +30,8 @@ setting                     environment variable   default
 ``kafka_bootstrap``         SPLICE_KAFKA_BOOTSTRAP none (``host:port,...``)
 ``s3_endpoint``             SPLICE_S3_ENDPOINT     none (AWS); an S3 server's URL
 ``kafka_lost_records``      SPLICE_KAFKA_LOST_RECORDS  ``fail`` (or ``skip``)
+``schema_registry_url``     SPLICE_SCHEMA_REGISTRY_URL  none (``http://host:port/...``)
+``schema_registry``         SPLICE_SCHEMA_REGISTRY_CONF  none (a JSON object)
 ==========================  =====================  ==============================
 
 ``kafka_bootstrap`` is the Kafka brokers a source on a topic reads when its
@@ -38,6 +40,11 @@ statement names none (its own ``properties.bootstrap.server`` /
 when the broker deleted records before a run read them: ``fail`` stops
 the run and names them; ``skip`` writes each deleted range to the
 source's dead letter and reads on (operators/kafka_gaps.py).
+``schema_registry_url`` is the schema registry's URL (Confluent's REST API;
+for Apicurio's, its ``/apis/ccompat/v7`` path), and ``schema_registry``
+its client's settings named as ksqlDB names them
+(``ksql.schema.registry.basic.auth.user.info``, ...), merged key by key as
+``conf`` is (engine/schema_registry.py maps them to confluent-kafka's).
 ``SPLICE_SPARK_CONNECT`` is read as ``SPLICE_SPARK_REMOTE`` when that is
 not set (its earlier name).
 """
@@ -53,6 +60,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from splice.engine.locations import canonical_location, has_scheme
+from splice.engine.schema_registry import check_registry_conf, check_registry_url
+from splice.engine.settings_error import SettingsError
+from splice.engine.storage import s3a_conf
 
 DEFAULT_ROOT = "warehouse"
 DEFAULT_MASTER = "local[2]"
@@ -70,6 +80,8 @@ ENV = {
     "kafka_bootstrap": "SPLICE_KAFKA_BOOTSTRAP",
     "s3_endpoint": "SPLICE_S3_ENDPOINT",
     "kafka_lost_records": "SPLICE_KAFKA_LOST_RECORDS",
+    "schema_registry_url": "SPLICE_SCHEMA_REGISTRY_URL",
+    "schema_registry": "SPLICE_SCHEMA_REGISTRY_CONF",
 }
 # What a Kafka source does with records its broker deleted unread.
 LOST_RECORDS = ("fail", "skip")
@@ -77,7 +89,7 @@ SETTINGS_FILE = "splice.yaml"
 
 # Splice's own settings of a Spark session (``spark.conf.set``, or the
 # session's settings), read where they act: the table-table join plan
-# (joins/physical/table_plan.py) and where a new Delta stream starts
+# (joins/table_plan.py) and where a new Delta stream starts
 # (engine/stream_start.py). Each step runs in a session of its own
 # (engine.session.own_session), which is given those of them that are set.
 PLAN_SETTING = "splice.tableJoin.plan"
@@ -85,11 +97,6 @@ FRACTION_SETTING = "splice.tableJoin.recomputeFraction"
 READ_FRACTION_SETTING = "splice.tableJoin.recomputeFractionWhenRead"
 STREAM_START_SETTING = "splice.stream.startFromLog"
 SESSION_SETTINGS = (PLAN_SETTING, FRACTION_SETTING, READ_FRACTION_SETTING, STREAM_START_SETTING)
-
-
-class SettingsError(ValueError):
-    """A setting's value cannot be used; the message names the variable and
-    the fix."""
 
 
 def _has_scheme(location: str) -> bool:
@@ -107,7 +114,7 @@ class Warehouse(BaseModel):
     - ``_splice/<pipeline>/checkpoints/<step>``: each step's streaming checkpoint;
     - ``_splice/<pipeline>/dead_letter/<source>``: records a source could not read;
     - ``_splice/<pipeline>/owner.json``: which SQL folder or file owns the
-      pipeline name (engine/claims.py);
+      pipeline name (runtime/claims.py);
     - ``_splice/output-claims/<output>.json``: which pipeline writes each output
       (``-`` is never in a pipeline name, so no pipeline folder can be this one).
     - ``_splice/<pipeline>/run.lock`` (or ``run.lease/`` on a URI): who runs the
@@ -190,6 +197,11 @@ class SpliceSettings(BaseModel):
         default=LOST_RECORDS[0],
         description="records a Kafka broker deleted before a run read them: fail (stop the "
                     "run) or skip (to the dead letter)")
+    schema_registry_url: str | None = Field(
+        default=None, description="the schema registry's URL (Confluent's REST API)")
+    schema_registry: dict[str, str] = Field(
+        default_factory=dict, description="the registry client's settings, by ksqlDB's names "
+                                          "(ksql.schema.registry.*)")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None,
@@ -205,8 +217,10 @@ class SpliceSettings(BaseModel):
         values = read_settings_file(project_dir)
         file_conf = values.pop("conf", {})
         file_packages = values.pop("packages", [])
+        file_registry = values.pop("schema_registry", {})
         for name in ("warehouse", "master", "connect_url", "driver_memory", "spark_log",
-                     "kafka_bootstrap", "s3_endpoint", "kafka_lost_records"):
+                     "kafka_bootstrap", "s3_endpoint", "kafka_lost_records",
+                     "schema_registry_url"):
             text = env.get(ENV[name], "").strip()
             if text:
                 values[name] = text
@@ -218,6 +232,12 @@ class SpliceSettings(BaseModel):
         given = {k: v for k, v in explicit.items() if v is not None}
         conf = {**file_conf, **parse_conf(env.get(ENV["conf"], "")),
                 **dict(given.pop("conf", {}))}
+        registry = {**file_registry,
+                    **check_registry_conf(parse_conf(env.get(ENV["schema_registry"], ""),
+                                                     ENV["schema_registry"]),
+                                          ENV["schema_registry"]),
+                    **check_registry_conf(dict(given.pop("schema_registry", {})),
+                                          "schema_registry")}
         packages = [*file_packages, *parse_packages(env.get(ENV["packages"], "")),
                     *given.pop("packages", ())]
         # A spark.jars.packages in conf would replace Delta's coordinate:
@@ -228,7 +248,10 @@ class SpliceSettings(BaseModel):
             values["driver_memory"] = _memory_size(values["driver_memory"])
         if "kafka_lost_records" in values:
             values["kafka_lost_records"] = lost_records_policy(values["kafka_lost_records"])
-        return cls(**values, conf=conf, packages=tuple(dict.fromkeys(packages)))
+        if values.get("schema_registry_url"):
+            values["schema_registry_url"] = check_registry_url(values["schema_registry_url"])
+        return cls(**values, conf=conf, packages=tuple(dict.fromkeys(packages)),
+                   schema_registry=registry)
 
     def with_packages(self, packages: tuple[str, ...]) -> SpliceSettings:
         """These settings with ``packages`` joined to theirs (a pipeline's
@@ -239,8 +262,6 @@ class SpliceSettings(BaseModel):
     def storage_conf(self) -> dict[str, str]:
         """The Spark settings of the storage: ``s3_endpoint``'s shorthand,
         under ``conf`` (which wins)."""
-        from splice.engine.storage import s3a_conf
-
         return {**s3a_conf(self.s3_endpoint), **self.conf}
 
     def warehouse_layout(self) -> Warehouse:
@@ -284,6 +305,12 @@ def read_settings_file(project_dir: str | os.PathLike[str] | None = None) -> dic
     if not isinstance(conf, dict):
         raise SettingsError(f"{path}: conf must be a mapping of Spark setting: value")
     values["conf"] = {str(k): _conf_value(v) for k, v in conf.items()}
+    registry = values.get("schema_registry", {})
+    if not isinstance(registry, dict):
+        raise SettingsError(f"{path}: schema_registry must be a mapping of "
+                            "ksql.schema.registry.<setting>: value")
+    values["schema_registry"] = check_registry_conf(
+        {k: _conf_value(v) for k, v in registry.items()}, f"{path}: schema_registry")
     packages = values.get("packages", [])
     if isinstance(packages, str):
         packages = parse_packages(packages)
@@ -291,7 +318,8 @@ def read_settings_file(project_dir: str | os.PathLike[str] | None = None) -> dic
     if "shuffle_partitions" in values:
         values["shuffle_partitions"] = _positive_int(f"{path}: shuffle_partitions",
                                                      str(values["shuffle_partitions"]))
-    return {k: (v if k in ("conf", "packages", "shuffle_partitions") else str(v))
+    kept = ("conf", "packages", "shuffle_partitions", "schema_registry")
+    return {k: (v if k in kept else str(v))
             for k, v in values.items()}
 
 
@@ -353,19 +381,21 @@ def _positive_int(variable: str, text: str) -> int:
         raise SettingsError(f"{variable} must be a whole number above 0, not {text!r}") from None
 
 
-def parse_conf(text: str) -> dict[str, str]:
-    """``SPLICE_SPARK_CONF``: a JSON object of Spark setting names to values
-    (``{"spark.sql.shuffle.partitions": "4"}``); empty text is no settings."""
+def parse_conf(text: str, variable: str = ENV["conf"]) -> dict[str, str]:
+    """``SPLICE_SPARK_CONF`` (or ``variable``): a JSON object of setting
+    names to values (``{"spark.sql.shuffle.partitions": "4"}``); empty text
+    is no settings."""
     text = text.strip()
     if not text:
         return {}
     try:
         values = json.loads(text)
     except ValueError as err:
-        raise SettingsError(f"{ENV['conf']} is not a JSON object: {err}; write it as "
-                            '{"spark.setting": "value", ...}') from None
+        example = "spark.setting" if variable == ENV["conf"] else "setting"
+        raise SettingsError(f"{variable} is not a JSON object: {err}; write it as "
+                            f'{{"{example}": "value", ...}}') from None
     if not isinstance(values, dict):
-        raise SettingsError(f"{ENV['conf']} must be a JSON object of setting: value, "
+        raise SettingsError(f"{variable} must be a JSON object of setting: value, "
                             f"not {type(values).__name__}")
     return {str(k): str(v) for k, v in values.items()}
 

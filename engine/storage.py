@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from splice.engine.settings import SettingsError
+from splice.engine.settings_error import SettingsError
 
 # org.apache.hadoop:hadoop-client-api in pyspark 4.2.0's jars is 3.5.0.
 HADOOP_AWS = "org.apache.hadoop:hadoop-aws:3.5.0"

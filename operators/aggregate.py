@@ -6,7 +6,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from splice.engine.io import KEY, ROWTIME, StepIO, has_fact, merge_by_key
 from splice.engine.query import BatchTarget, Executor, Sink, StepQuery
-from splice.operators.nodes import AggregateNode
+from splice.physical.operators import AggregateNode
 
 _HAVING = "__splice_having"
 

@@ -36,8 +36,8 @@ from splice.operators.file_manifest import (
     manifest_rows,
     save_changed,
 )
-from splice.operators.nodes import SourceNode
 from splice.operators.sources import SourceExecutor, dead_letter_table, declared_schema
+from splice.physical.sources import SourceNode
 from splice.sql.plan import SourceStep
 
 # Arrival order: the file's modification time, its name (then its path, for
@@ -155,7 +155,7 @@ def object_verdict(value: Column, spark: SparkSession) -> Column:
     with the parser Spark's ``parse_json`` uses (Spark's own variant
     builder judges what the walk cannot), and reads on to the end (1M
     records: 0.29 to 0.43 s against 1.66 to 1.92 s for the expressions
-    below, the same verdicts; tests/test_json_source.py). Elsewhere (a
+    below, the same verdicts; tests/operators/test_json_source.py). Elsewhere (a
     cluster's executors, Spark Connect) Spark's expressions tell it, in
     three parses. The object: a variant
     parse (strict JSON, no duplicate key). Its end: Spark's JSON parsers read

@@ -24,7 +24,7 @@ noted in the reading step's checkpoint (``in_place/<source>``).
 Only a stream topic read by one step that streams it without depending on
 its arrival order (an interval join, a stream-table join's stream side, a
 projection or a repartition, with no table materialization downstream) may
-be read in place (``runtime/planner.py`` refuses the rest), and only
+be read in place (``physical/planner.py`` refuses the rest), and only
 under the default ``kafka_lost_records=fail``: skipping records the broker
 deleted is written down by the stored source's micro-batches.
 """
@@ -55,8 +55,8 @@ from splice.operators.kafka_source import (
     prepare_topic,
     topic_stream,
 )
-from splice.operators.nodes import SourceNode
 from splice.operators.sources import SourceError, dead_letter_table
+from splice.physical.sources import SourceNode
 from splice.sql.plan import SourceStep, Step
 
 Ranges = dict[int, tuple[int, int]]  # partition -> (first offset, end offset exclusive)

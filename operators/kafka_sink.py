@@ -39,7 +39,7 @@ from splice.engine.io import (
 from splice.engine.kafka_topics import create_topic, topic_exists
 from splice.engine.query import BatchTarget, Executor, Outcome, Sink, StepQuery
 from splice.operators.kafka_source import bootstrap
-from splice.operators.nodes import KafkaSink
+from splice.physical.operators import KafkaSink
 from splice.sql.plan import Kind, Step
 
 # The change feed's own columns; a table's deleted key is a tombstone.

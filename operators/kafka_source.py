@@ -44,7 +44,6 @@ from splice.engine.io import (
 )
 from splice.engine.kafka_topics import create_topic, end_offsets, topic_exists, unanswered_brokers
 from splice.engine.net import unanswered
-from splice.engine.nodes import read_in_order
 from splice.engine.query import BatchTarget, Outcome, Sink, StepQuery
 from splice.engine.session import is_connect
 from splice.engine.settings import ENV, lost_records_policy
@@ -54,8 +53,9 @@ from splice.operators.json_source import converted_once, object_verdict, text_fi
 from splice.operators.kafka_fields import any_case_fields
 from splice.operators.kafka_gaps import record_lost, refuse_created_again
 from splice.operators.kafka_loss import lost_records
-from splice.operators.nodes import SourceNode
 from splice.operators.sources import SourceError, SourceExecutor, dead_letter_table, rowtime_of
+from splice.physical.base import read_in_order
+from splice.physical.sources import SourceNode
 from splice.sql.plan import SinkStep, SourceStep
 
 # A Kafka record's own fields, under names no declared column can take: a

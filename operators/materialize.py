@@ -6,7 +6,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from splice.engine.io import KEY, StepIO
 from splice.engine.query import Executor, Sink, StepQuery
-from splice.operators.nodes import MaterializeNode
+from splice.physical.operators import MaterializeNode
 
 
 class MaterializeExecutor(Executor[MaterializeNode]):

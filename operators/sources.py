@@ -29,7 +29,7 @@ from splice.engine.io import (
 from splice.engine.query import BatchTarget, Executor, Outcome, Sink, StepQuery
 from splice.engine.stream_start import delta_stream
 from splice.operators.dead_letters import DEAD_LETTER_SCHEMA, append_dead_letters, dead_letters
-from splice.operators.nodes import DeltaSource, SourceNode
+from splice.physical.sources import DeltaSource, SourceNode
 from splice.sql.plan import MaterializeStep, SourceStep
 
 

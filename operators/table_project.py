@@ -14,7 +14,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from splice.engine.io import KEY, ROWTIME, StepIO, merge_by_key
 from splice.engine.query import BatchTarget, Executor, Sink, StepQuery
-from splice.operators.nodes import TableProjectNode
+from splice.physical.operators import TableProjectNode
 
 _GONE = "__splice_gone"
 

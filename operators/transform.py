@@ -5,9 +5,9 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from splice.engine.io import KEY, ROWTIME, StepIO
-from splice.engine.nodes import read_in_order
 from splice.engine.query import Executor, StepQuery
-from splice.operators.nodes import ProjectNode, RepartitionNode
+from splice.physical.base import read_in_order
+from splice.physical.operators import ProjectNode, RepartitionNode
 
 
 def ordered_input(node: ProjectNode | RepartitionNode, io: StepIO) -> DataFrame:

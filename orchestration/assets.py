@@ -39,14 +39,12 @@ from splice.orchestration.bridge import (
     LockBusy,
     SparkResource,
     StepFailed,
-    StepIO,
     StepReport,
     TenureLost,
     WarehouseResource,
+    Workspace,
     dagster_lock_wait,
-    hold,
-    planned,
-    run_steps,
+    plan_packages,
     table_rows,
 )
 from splice.orchestration.checks import check_results, check_specs
@@ -116,15 +114,14 @@ def _log_size(path: str) -> int:
         return 0
 
 
-def _run(steps: list[Step], io: StepIO, context: AssetExecutionContext,
-         warehouse: WarehouseResource, jvm_log: str,
-         done: dict[str, StepReport]) -> None:
+def _run(steps: list[Step], workspace: Workspace, context: AssetExecutionContext,
+         jvm_log: str, done: dict[str, StepReport]) -> None:
     """Run ``steps`` under the pipeline's lock (a `splice run` of the
     pipeline cannot run at the same time), side by side as ``splice run``
     runs them (each after the steps it reads); ``done`` gets each report as
     its step ends. One clear Failure otherwise, with what the JVM logged
     meanwhile (also in the run's compute logs)."""
-    pipeline = io.pipeline
+    pipeline = workspace.plan
     offset = _log_size(jvm_log)
 
     def ended(_index: int, step: Step, report: StepReport | None) -> None:
@@ -133,9 +130,9 @@ def _run(steps: list[Step], io: StepIO, context: AssetExecutionContext,
 
     try:
         # The same claims and lock as `splice run` and `serve` take.
-        with hold(pipeline, warehouse, wait=dagster_lock_wait(),
-                  owner=f"dagster run {context.run.run_id}, pipeline {pipeline.name}"):
-            run_steps(pipeline, io, ended, only={s.id for s in steps})
+        with workspace.hold(wait=dagster_lock_wait(),
+                            owner=f"dagster run {context.run.run_id}, pipeline {pipeline.name}"):
+            workspace.run_steps(ended, only={s.id for s in steps})
     except StepFailed as err:
         logged = _jvm_log_since(jvm_log, offset)
         if logged:
@@ -245,11 +242,9 @@ def pipeline_asset(pipeline: Pipeline, translator: SpliceTranslator | None = Non
     )
     def _steps(context: AssetExecutionContext, spark: SparkResource,
                warehouse: WarehouseResource) -> Iterator[Any]:
-        session = spark.session(packages=planned(pipeline).packages())
-        settings = spark.settings()
-        io = StepIO(spark=session, warehouse=warehouse, pipeline=pipeline,
-                    kafka_bootstrap=settings.kafka_bootstrap,
-                    kafka_lost_records=settings.kafka_lost_records)
+        workspace = Workspace(pipeline, spark.settings(), warehouse=warehouse,
+                              spark=spark.session(packages=plan_packages(pipeline)))
+        session = workspace.spark
         selected = [s for s in shapes if keys[s.step.id] in context.selected_asset_keys]
         wanted = {s.id for shape in selected for s in (*shape.runs_first, shape.step)}
         steps = [s for s in pipeline.steps if s.id in wanted]
@@ -258,7 +253,7 @@ def pipeline_asset(pipeline: Pipeline, translator: SpliceTranslator | None = Non
         reports: dict[str, StepReport] = {}
         failure: Failure | None = None
         try:
-            _run(steps, io, context, warehouse, spark.settings().spark_log, reports)
+            _run(steps, workspace, context, workspace.settings.spark_log, reports)
         except Failure as err:  # the steps that ended before it are still recorded
             failure = err
         ended = sorted(reports.values(), key=lambda r: order[r.step_id])

@@ -5,20 +5,21 @@ inside engine/ (or resources/, splice/) changes this one file and nothing
 else under orchestration/.
 """
 
-from splice.engine.claims import ClaimRefused
 from splice.engine.definitions import DefinitionChanged, definition_hash
-from splice.engine.io import StepIO, table_rows
-from splice.engine.lock import LockBusy, dagster_lock_wait
-from splice.engine.maintenance import MaintenanceFailed, MaintenancePolicy, maintain
+from splice.engine.io import table_rows
 from splice.engine.settings import SettingsError
 from splice.engine.source_state import SourceStateUnreadable, source_marker, table_version
+from splice.physical.base import PhysicalPlan
+from splice.physical.explain import explain_step, explainable, step_header
 from splice.resources.spark import SparkResource
 from splice.resources.warehouse import WarehouseResource
+from splice.runtime.claims import ClaimRefused
 from splice.runtime.compile import compile_path, discover, pipeline_paths
-from splice.runtime.explain import explain_step, explainable, step_header
-from splice.runtime.planner import planned
-from splice.runtime.runner import StepFailed, StepReport, run_step, run_steps
-from splice.runtime.tenure import TenureLost, hold
+from splice.runtime.lock import LockBusy, dagster_lock_wait
+from splice.runtime.maintenance import MaintenanceFailed, MaintenancePolicy
+from splice.runtime.runner import StepFailed, StepReport
+from splice.runtime.tenure import TenureLost
+from splice.runtime.workspace import Workspace, plan_packages
 
 __all__ = [
     "ClaimRefused",
@@ -26,26 +27,23 @@ __all__ = [
     "LockBusy",
     "MaintenanceFailed",
     "MaintenancePolicy",
+    "PhysicalPlan",
     "SettingsError",
     "SourceStateUnreadable",
     "SparkResource",
     "StepFailed",
-    "StepIO",
     "StepReport",
     "TenureLost",
     "WarehouseResource",
+    "Workspace",
     "compile_path",
     "dagster_lock_wait",
     "definition_hash",
     "discover",
     "explain_step",
     "explainable",
-    "hold",
-    "maintain",
     "pipeline_paths",
-    "planned",
-    "run_step",
-    "run_steps",
+    "plan_packages",
     "source_marker",
     "step_header",
     "table_rows",

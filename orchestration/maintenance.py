@@ -1,5 +1,5 @@
 """A maintenance job per pipeline, ``<pipeline>_maintain``: compact and vacuum
-the pipeline's own tables now, under its lock (engine/maintenance.py).
+the pipeline's own tables now, under its lock (runtime/maintenance.py).
 
 One op, not an asset: maintenance changes no table's content, so it
 materializes nothing. It waits for a run of the pipeline like a step does.
@@ -11,30 +11,28 @@ from splice.orchestration.bridge import (
     LockBusy,
     MaintenanceFailed,
     MaintenancePolicy,
+    PhysicalPlan,
     SparkResource,
     StepFailed,
-    StepIO,
     TenureLost,
     WarehouseResource,
+    Workspace,
     dagster_lock_wait,
-    hold,
-    maintain,
-    run_steps,
+    plan_packages,
 )
-from splice.sql.plan import Pipeline
 
 
-def maintenance_job(pipeline: Pipeline) -> JobDefinition:
+def maintenance_job(pipeline: PhysicalPlan) -> JobDefinition:
     @op(name=f"{pipeline.name}_maintain_op",
         description=f"OPTIMIZE and VACUUM the tables of pipeline '{pipeline.name}'.")
     def _maintain(context: OpExecutionContext, spark: SparkResource,
                   warehouse: WarehouseResource) -> None:
-        io = StepIO(spark=spark.session(), warehouse=warehouse, pipeline=pipeline)
+        workspace = Workspace(pipeline, spark.settings(), warehouse=warehouse,
+                              spark=spark.session(packages=plan_packages(pipeline)))
         policy = MaintenancePolicy.from_env()
         try:
-            with hold(pipeline, warehouse, wait=dagster_lock_wait(),
-                      owner=f"dagster run {context.run.run_id}, maintenance"):
-                reports = maintain(io, policy, lambda: run_steps(pipeline, io))
+            reports = workspace.maintain(policy, wait=dagster_lock_wait(),
+                                         owner=f"dagster run {context.run.run_id}, maintenance")
         except (ClaimRefused, LockBusy, MaintenanceFailed, StepFailed, TenureLost) as err:
             raise Failure(description=str(err)) from None
         for r in reports:

@@ -44,6 +44,13 @@ class SparkResource(ConfigurableResource):
     kafka_lost_records: str | None = Field(
         default=None, description="records a Kafka broker deleted before a run read them: "
                                   "fail or skip (default SPLICE_KAFKA_LOST_RECORDS, else fail)")
+    schema_registry_url: str | None = Field(
+        default=None, description="the schema registry's URL, Confluent's REST API (default "
+                                  "SPLICE_SCHEMA_REGISTRY_URL)")
+    schema_registry: dict[str, str] = Field(
+        default_factory=dict, description="the registry client's settings by ksqlDB's names, "
+                                          "ksql.schema.registry.* (over "
+                                          "SPLICE_SCHEMA_REGISTRY_CONF's)")
 
     def settings(self) -> SpliceSettings:
         return SpliceSettings.from_env(
@@ -51,7 +58,9 @@ class SparkResource(ConfigurableResource):
             driver_memory=self.driver_memory, shuffle_partitions=self.shuffle_partitions,
             packages=tuple(self.packages), conf=dict(self.conf),
             kafka_bootstrap=self.kafka_bootstrap, s3_endpoint=self.s3_endpoint,
-            spark_log=self.spark_log, kafka_lost_records=self.kafka_lost_records)
+            spark_log=self.spark_log, kafka_lost_records=self.kafka_lost_records,
+            schema_registry_url=self.schema_registry_url,
+            schema_registry=dict(self.schema_registry))
 
     def session(self, packages: tuple[str, ...] = ()):  # -> SparkSession (lazy: Spark is heavy)
         """The process's session; ``packages`` (a pipeline's connectors, such

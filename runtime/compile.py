@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 from typing import TypeVar
 
-from splice.engine.nodes import PhysicalPlan
-from splice.runtime.planner import plan
+from splice.physical.base import PhysicalPlan
+from splice.physical.planner import plan
 from splice.sql.analyzer import Analyzer
 from splice.sql.errors import SqlError, SqlErrors, position_in
 from splice.sql.plan import Pipeline

@@ -30,29 +30,20 @@ from pyspark.errors import PySparkException
 from pyspark.sql.streaming import StreamingQuery
 from splice.engine import definitions
 from splice.engine.io import StepIO
-from splice.engine.nodes import PhysicalNode
 from splice.engine.progress import RunProgress
 from splice.engine.session import own_session
 from splice.operators.sources import SourceError
-from splice.runtime.planner import planned
-from splice.runtime.registry import bind, executor
-from splice.runtime.runner import (
-    failure_cause,
-    read_in_place,
-    run_steps,
-    settle_in_place,
-    start_stream,
-)
+from splice.physical.base import PhysicalPlan
+from splice.runtime.runner import bound_to, run_steps
+from splice.runtime.step_run import StepRun
 from splice.runtime.tenure import check_held, hold
-from splice.sql.plan import Pipeline
 
 
 @dataclass
 class ServedStep:
     """One step's long-running query and what it has done so far."""
 
-    node: PhysicalNode
-    io: StepIO
+    run: StepRun
     query: StreamingQuery | None = None
     progress: RunProgress = field(default_factory=RunProgress)
     batches: int = 0
@@ -67,13 +58,17 @@ class ServedStep:
 
     @property
     def step_id(self) -> str:
-        return self.node.step.id
+        return self.run.step.id
+
+    @property
+    def io(self) -> StepIO:
+        return self.run.io
 
     @property
     def reads_in_place(self) -> bool:
         """Whether the step streams a source read in place, whose dead
         letters it then settles as its micro-batches commit."""
-        return bool(read_in_place(self.node, self.io))
+        return bool(self.run.in_place)
 
     def absorb(self) -> None:
         """Count the micro-batches the query reported since last time."""
@@ -133,7 +128,7 @@ class ServeOptions:
     drain_s: float = 30.0
 
 
-def serve(pipeline: Pipeline, io: StepIO, stop: threading.Event,
+def serve(pipeline: PhysicalPlan, io: StepIO, stop: threading.Event,
           on_report: Callable[[list[str]], None] | None = None,
           options: ServeOptions | None = None,
           on_started: Callable[[], None] | None = None,
@@ -143,14 +138,13 @@ def serve(pipeline: Pipeline, io: StepIO, stop: threading.Event,
     the pipeline's lock (0: refuse at once, naming it; None: as long as it
     takes)."""
     options = options or ServeOptions()
+    io = bound_to(pipeline, io)
     with hold(pipeline, io.warehouse, wait=wait):
         run_steps(pipeline, io)  # catch up; every step's table exists after it
         if stop.is_set():  # stopped during the catch-up: no query to start
             return []
-        plan = planned(pipeline)
-        bound = bind(io, plan)
-        served = [ServedStep(node=plan.node(s.id), io=replace(bound, spark=own_session(io.spark)))
-                  for s in plan.steps if s.id not in plan.explain]
+        served = [ServedStep(run=StepRun(replace(io, spark=own_session(io.spark)), s.id))
+                  for s in pipeline.steps if s.id not in pipeline.explain]
         trigger = {"processingTime": f"{options.interval_s} seconds"}
         try:
             for step in served:
@@ -164,15 +158,13 @@ def serve(pipeline: Pipeline, io: StepIO, stop: threading.Event,
 
 
 def _start(step: ServedStep, trigger: dict[str, Any]) -> None:
-    node, io = step.node, step.io.reading_for(step.node.step)
-    query = executor(node).query(node, io)
+    io, query = step.run.query()
     if query.stream is None:  # nothing to stream (a Delta source read in place)
         return
-    definitions.record(io, node.step)
+    definitions.record(io, step.run.step)
     step.progress = RunProgress()
     step.started = True
-    step.query = start_stream(node.step, io, query, io.table_path(node.step), step.progress,
-                              trigger)
+    step.query = step.run.start(io, query, step.progress, trigger)
 
 
 def stop_served(served: list[ServedStep], drain_s: float) -> None:
@@ -261,7 +253,7 @@ def _settle(step: ServedStep) -> None:
     try:
         if step.query is not None:
             step.progress.observe([step.query.lastProgress])
-        settle_in_place(step.node, step.io, step.progress.observed)
+        step.run.settle(step.progress.observed)
     except Exception as err:  # any cause: reported, tried again
         logging.getLogger("splice.serve").warning(
             "step '%s': dead letters of a topic read in place not written yet, tried again "
@@ -282,7 +274,7 @@ def _failed(step: ServedStep, options: ServeOptions, now: float) -> None:
 def _reason(step: ServedStep, error: BaseException | None) -> str:
     """A failure in the words ``splice run`` uses for it."""
     if isinstance(error, PySparkException):
-        return failure_cause(step.node, step.io, error).summary
+        return step.run.failure_cause(error).summary
     if isinstance(error, SourceError):
         return str(error)
     return str(error) if error is not None else "the query stopped"

@@ -3,8 +3,8 @@ before every write.
 
 Every writer of a pipeline (``splice run``, ``splice serve``, ``splice
 test``, maintenance, a Dagster run) enters :func:`hold` before it writes:
-it claims the pipeline's name and outputs (engine/claims.py), takes the
-pipeline's lock (engine/lock.py: the OS lock on a local folder, a lease on
+it claims the pipeline's name and outputs (runtime/claims.py), takes the
+pipeline's lock (runtime/lock.py: the OS lock on a local folder, a lease on
 an object store) and keeps a :class:`Tenure` for as long as it writes.
 
 A tenure can end before the writer is done: a lease that could not be
@@ -27,9 +27,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from splice.engine.claims import claim, unclaimed
-from splice.engine.lock import Holder, Lock, acquire, lease_seconds_from_env, lock_for
 from splice.engine.settings import Warehouse
+from splice.runtime.claims import claim, unclaimed
+from splice.runtime.lock import Holder, Lock, acquire, lease_seconds_from_env, lock_for
 from splice.sql.plan import Pipeline
 
 # How often the watcher looks at the lock, and at the claims.

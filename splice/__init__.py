@@ -9,6 +9,10 @@ Dagster asset::
     plan = splice.compile_path("pipelines/demo")   # raises splice.SqlErrors
     print(splice.explain_pipeline(plan))            # steps, keys, strategies
 
+    ws = splice.Workspace(plan)                     # settings from SPLICE_*, splice.yaml
+    ws.run()                                        # every step once, incrementally
+    ws.table("orders_enriched").show()              # an output's rows
+
     # a Dagster code location (workspace.yaml names the module)
     defs = splice.splice_definitions("pipelines", translator=splice.SpliceTranslator())
 
@@ -23,21 +27,22 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from splice.engine.claims import ClaimRefused
     from splice.engine.settings import SettingsError, SpliceSettings
     from splice.orchestration.factory import splice_assets, splice_definitions
     from splice.orchestration.translator import SpliceTranslator
+    from splice.physical.explain import explain_pipeline
+    from splice.runtime.claims import ClaimRefused
     from splice.runtime.compile import compile_path, compile_text
-    from splice.runtime.explain import explain_pipeline
     from splice.runtime.runner import StepFailed
     from splice.runtime.tenure import TenureLost
+    from splice.runtime.workspace import Workspace
     from splice.sql.errors import SqlError, SqlErrors
 
 # name -> the module that defines it
 _PUBLIC = {
     "compile_path": "splice.runtime.compile",
     "compile_text": "splice.runtime.compile",
-    "explain_pipeline": "splice.runtime.explain",
+    "explain_pipeline": "splice.physical.explain",
     "splice_definitions": "splice.orchestration.factory",
     "splice_assets": "splice.orchestration.factory",
     "SpliceTranslator": "splice.orchestration.translator",
@@ -46,8 +51,9 @@ _PUBLIC = {
     "SqlErrors": "splice.sql.errors",
     "SettingsError": "splice.engine.settings",
     "StepFailed": "splice.runtime.runner",
-    "ClaimRefused": "splice.engine.claims",
+    "ClaimRefused": "splice.runtime.claims",
     "TenureLost": "splice.runtime.tenure",
+    "Workspace": "splice.runtime.workspace",
 }
 
 __all__ = [
@@ -59,6 +65,7 @@ __all__ = [
     "SqlErrors",
     "StepFailed",
     "TenureLost",
+    "Workspace",
     "compile_path",
     "compile_text",
     "explain_pipeline",

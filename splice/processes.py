@@ -1,5 +1,5 @@
-"""The server processes this project starts (the Kafka broker, the Spark
-cluster, the Spark Connect server): waiting for one to end, ending one, and
+"""The server processes this project starts (the Kafka broker, the schema
+registry, the Spark cluster, the Spark Connect server): waiting for one to end, ending one, and
 their scripts' ``start|stop [FOLDER]`` command line; and how a Splice
 command that starts Spark takes SIGTERM and SIGINT."""
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from splice.sql.columns import ROWTIME
 from splice.sql.errors import Position, SqlError
-from splice.sql.nodes import PathAlias
+from splice.sql.expressions import PathAlias
 from splice.sql.projection import ProjectionBuilder, ProjectionResult
 from splice.sql.scope import Compiled, Scope
 from splice.sql.types import UNKNOWN, struct_type

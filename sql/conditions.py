@@ -61,11 +61,25 @@ def _names(scope: Scope, sides: set[str]) -> str:
     return " and ".join(aliases)
 
 
-def split_on(condition: exp.Expression | None, scope: Scope, where: Position,
-             sql_text: str) -> SplitCondition:
-    """Classify every conjunct of an ON condition by the inputs it references."""
+def joins_inputs(part: exp.Expression, scope: Scope, where: Position) -> bool:
+    """Whether a conjunct relates the two inputs in a way ON accepts: an
+    equality whose sides reference one input each, or a comparison of both
+    inputs without OR (a window bound or a residual predicate). What ON
+    rejects (an OR across inputs, an equality side over both) is not one:
+    in WHERE it filters the joined rows."""
+    if len(scope.compile(part, where).inputs) < 2 or part.find(exp.Or):
+        return False
+    if isinstance(part, exp.EQ):
+        return all(len(scope.compile(side, where).inputs) == 1
+                   for side in (part.this, part.expression))
+    return True
+
+
+def split_parts(parts: list[exp.Expression], scope: Scope, where: Position) -> SplitCondition:
+    """Classify conjuncts of a join condition by the inputs they reference
+    (those of ON, and those of WHERE that are part of the condition)."""
     out = SplitCondition()
-    for part in conjuncts(condition):
+    for part in parts:
         compiled = scope.compile(part, where)
         pos = scope.position(part, where)
         if isinstance(part, exp.EQ):

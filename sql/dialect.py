@@ -6,7 +6,7 @@ dialects are: the class names its tokenizer, parser and generator, whose bulk
 lives elsewhere (the parser in :mod:`splice.sql.parsing`, one module per concern; the
 generator in :mod:`splice.sql.generator`). Expressions stay standard sqlglot nodes
 (so ``expr.sql(dialect="spark")`` gives valid Spark SQL); what the streaming
-dialects add is parsed into the nodes of :mod:`splice.sql.nodes` or into extra
+dialects add is parsed into the nodes of :mod:`splice.sql.expressions` or into extra
 arguments of standard nodes, as that module's docstring describes. The
 lexical points that need care are described in :mod:`splice.sql.parsing.lexical`.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import typing as t
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.generator import SpliceGenerator
 from splice.sql.parsing.parser import SpliceParser
 from sqlglot.dialects.spark import Spark
@@ -37,7 +37,7 @@ class Splice(Spark):
         NUMERIC_LITERALS: t.ClassVar[dict[str, str]] = {
             suffix: type_name
             for suffix, type_name in Spark.Tokenizer.NUMERIC_LITERALS.items()
-            if suffix.upper() not in nodes.UNIT_MILLIS
+            if suffix.upper() not in expressions.UNIT_MILLIS
         }
 
         # EXPLAIN is a Splice statement, not an opaque command.
@@ -52,11 +52,11 @@ class Splice(Spark):
     Generator = SpliceGenerator
 
 
-def parse_duration(text: str) -> nodes.Duration:
+def parse_duration(text: str) -> expressions.Duration:
     """The duration written in ``text`` (``'1 HOUR'``, ``'500ms'``,
     ``INTERVAL '1' MINUTE``), e.g. a SET value. Raises sqlglot's ParseError
     (or TokenError) when ``text`` is not exactly one duration."""
     dialect = Splice()
     parser = dialect.parser(error_level=ErrorLevel.IMMEDIATE)
-    parsed = parser.parse_into(nodes.Duration, dialect.tokenize(text), text)
-    return t.cast(nodes.Duration, parsed[0])
+    parsed = parser.parse_into(expressions.Duration, dialect.tokenize(text), text)
+    return t.cast(expressions.Duration, parsed[0])

@@ -1,4 +1,4 @@
-"""The Splice generator: Spark's, printing the nodes of :mod:`splice.sql.nodes` and
+"""The Splice generator: Spark's, printing the nodes of :mod:`splice.sql.expressions` and
 the Splice arguments of standard nodes back as Splice SQL.
 
 ``expr.sql(dialect="spark")`` still gives valid Spark SQL: only this
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typing as t
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.parsing.lexical import is_bare_name
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
@@ -20,18 +20,18 @@ class SpliceGenerator(Spark.Generator):
 
     TRANSFORMS: t.ClassVar = {
         **Spark.Generator.TRANSFORMS,
-        nodes.Duration: lambda self, e: self.duration_sql(e),
-        nodes.Within: lambda self, e: self.within_sql(e),
-        nodes.StreamWindow: lambda self, e: self.streamwindow_sql(e),
-        nodes.WindowTable: lambda self, e: self.windowtable_sql(e),
-        nodes.PathAlias: lambda self, e: self.pathalias_sql(e),
-        nodes.Watermark: lambda self, e: self.watermark_sql(e),
-        nodes.CreateSource: lambda self, e: self.createsource_sql(e),
-        nodes.CreateAs: lambda self, e: self.createas_sql(e),
-        nodes.InsertInto: lambda self, e: self.insertinto_sql(e),
-        nodes.WithStep: lambda self, e: self.withstep_sql(e),
-        nodes.SetOption: lambda self, e: self.setoption_sql(e),
-        nodes.Explain: lambda self, e: self.explain_sql(e),
+        expressions.Duration: lambda self, e: self.duration_sql(e),
+        expressions.Within: lambda self, e: self.within_sql(e),
+        expressions.StreamWindow: lambda self, e: self.streamwindow_sql(e),
+        expressions.WindowTable: lambda self, e: self.windowtable_sql(e),
+        expressions.PathAlias: lambda self, e: self.pathalias_sql(e),
+        expressions.Watermark: lambda self, e: self.watermark_sql(e),
+        expressions.CreateSource: lambda self, e: self.createsource_sql(e),
+        expressions.CreateAs: lambda self, e: self.createas_sql(e),
+        expressions.InsertInto: lambda self, e: self.insertinto_sql(e),
+        expressions.WithStep: lambda self, e: self.withstep_sql(e),
+        expressions.SetOption: lambda self, e: self.setoption_sql(e),
+        expressions.Explain: lambda self, e: self.explain_sql(e),
     }
 
     # Where an unquoted hyphenated name reads back as one name.
@@ -39,13 +39,13 @@ class SpliceGenerator(Spark.Generator):
         exp.Table,
         exp.TableAlias,
         exp.Alias,
-        nodes.PathAlias,
+        expressions.PathAlias,
     )
     _STATEMENT_NAME_PARENTS: t.ClassVar[tuple[type[exp.Expr], ...]] = (
-        nodes.CreateSource,
-        nodes.CreateAs,
-        nodes.InsertInto,
-        nodes.WithStep,
+        expressions.CreateSource,
+        expressions.CreateAs,
+        expressions.InsertInto,
+        expressions.WithStep,
     )
 
     def identifier_sql(self, expression: exp.Identifier) -> str:
@@ -65,32 +65,32 @@ class SpliceGenerator(Spark.Generator):
 
     # -- durations and windows
 
-    def duration_sql(self, expression: nodes.Duration) -> str:
+    def duration_sql(self, expression: expressions.Duration) -> str:
         amount = expression.this.name
         unit = str(expression.args["unit"])
         return f"{amount} {unit}" if amount == "1" else f"{amount} {unit}S"
 
-    def interval_duration_sql(self, expression: nodes.Duration) -> str:
+    def interval_duration_sql(self, expression: expressions.Duration) -> str:
         return f"INTERVAL '{expression.this.name}' {expression.args['unit']}"
 
-    def within_sql(self, expression: nodes.Within) -> str:
+    def within_sql(self, expression: expressions.Within) -> str:
         after = expression.args.get("expression")
         if after is None:
             return f"WITHIN {self.sql(expression, 'this')}"
         return f"WITHIN ({self.sql(expression, 'this')}, {self.sql(after)})"
 
-    def streamwindow_sql(self, expression: nodes.StreamWindow) -> str:
+    def streamwindow_sql(self, expression: expressions.StreamWindow) -> str:
         kind = expression.args["kind"]
         width = expression.this
         if width is None:
             extent = "CURRENT ROW"
-        elif isinstance(width, nodes.Duration):
+        elif isinstance(width, expressions.Duration):
             extent = f"{self.interval_duration_sql(width)} PRECEDING"
         else:
             extent = f"{self.sql(width)} PRECEDING"
         return f"OVER ({kind} {extent})"
 
-    def windowtable_sql(self, expression: nodes.WindowTable) -> str:
+    def windowtable_sql(self, expression: expressions.WindowTable) -> str:
         args = [self.sql(expression, "this"), self.sql(expression, "column")]
         slide = expression.args.get("slide")
         if slide is not None:
@@ -100,7 +100,7 @@ class SpliceGenerator(Spark.Generator):
         alias = f" AS {alias}" if alias else ""
         return f"{expression.args['kind']}({', '.join(args)}){alias}"
 
-    def pathalias_sql(self, expression: nodes.PathAlias) -> str:
+    def pathalias_sql(self, expression: expressions.PathAlias) -> str:
         path = ".".join(self.sql(part) for part in expression.args["path"])
         return f"{self.sql(expression, 'this')} AS {path}"
 
@@ -159,13 +159,13 @@ class SpliceGenerator(Spark.Generator):
 
     # -- statements
 
-    def watermark_sql(self, expression: nodes.Watermark) -> str:
+    def watermark_sql(self, expression: expressions.Watermark) -> str:
         return (
             f"WATERMARK FOR {self.sql(expression, 'this')} AS "
             f"{self.sql(expression, 'expression')}"
         )
 
-    def createsource_sql(self, expression: nodes.CreateSource) -> str:
+    def createsource_sql(self, expression: expressions.CreateSource) -> str:
         columns = [self.sql(column) for column in expression.expressions]
         watermark = expression.args.get("watermark")
         if watermark is not None:
@@ -193,23 +193,23 @@ class SpliceGenerator(Spark.Generator):
     def _option_name(self, name: str) -> str:
         return name if is_bare_name(name, ".-") else self.sql(exp.Literal.string(name))
 
-    def createas_sql(self, expression: nodes.CreateAs) -> str:
+    def createas_sql(self, expression: expressions.CreateAs) -> str:
         emit = " EMIT CHANGES" if expression.args.get("emit_changes") else ""
         return (
             f"CREATE {expression.args['kind']} {self.sql(expression, 'this')} AS "
             f"{self.sql(expression, 'expression')}{emit}"
         )
 
-    def insertinto_sql(self, expression: nodes.InsertInto) -> str:
+    def insertinto_sql(self, expression: expressions.InsertInto) -> str:
         name = self.sql(expression, "this")
         return f"INSERT INTO {name} {self.sql(expression, 'expression')}"
 
-    def withstep_sql(self, expression: nodes.WithStep) -> str:
+    def withstep_sql(self, expression: expressions.WithStep) -> str:
         return f"WITH {self.sql(expression, 'this')} AS ({self.sql(expression, 'expression')})"
 
-    def setoption_sql(self, expression: nodes.SetOption) -> str:
+    def setoption_sql(self, expression: expressions.SetOption) -> str:
         value = self.sql(expression, "expression")
         return f"SET {self._option_name(expression.name)} = {value}"
 
-    def explain_sql(self, expression: nodes.Explain) -> str:
+    def explain_sql(self, expression: expressions.Explain) -> str:
         return f"EXPLAIN {self.sql(expression, 'this')}"

@@ -1,4 +1,6 @@
-"""Interval joins written as time bounds in ON (RisingWave, Flink).
+"""Interval joins written as time bounds in the join's condition (RisingWave,
+Flink): in ON, or in WHERE where WHERE is part of the condition
+(:mod:`splice.sql.where_parts`).
 
 ``s1.ts BETWEEN s2.ts - INTERVAL '1' MINUTE AND s2.ts + INTERVAL '1' MINUTE``,
 the same split over two comparisons, and ``l.ts = r.ts`` bound the
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.conditions import EqualityPart, SplitCondition
 from splice.sql.errors import Position, SqlError
 from splice.sql.parsing.lexical import split_compact_duration
@@ -37,7 +39,7 @@ def parse_duration_ms(text: str) -> int | None:
         amount, unit = parts
     else:
         return None
-    unit_ms = nodes.UNIT_MILLIS.get(unit.upper())
+    unit_ms = expressions.UNIT_MILLIS.get(unit.upper())
     if not amount.isdecimal() or unit_ms is None:
         return None
     return int(amount) * unit_ms
@@ -45,8 +47,8 @@ def parse_duration_ms(text: str) -> int | None:
 
 def interval_ms(node: exp.Expression) -> int | None:
     """The length of ``INTERVAL '1' MINUTE``, ``INTERVAL '1 minute'`` or a
-    :class:`nodes.Duration`; ``None`` for anything else."""
-    if isinstance(node, nodes.Duration):
+    :class:`expressions.Duration`; ``None`` for anything else."""
+    if isinstance(node, expressions.Duration):
         return node.millis
     if isinstance(node, exp.Interval):
         value = node.this.name if isinstance(node.this, exp.Expression) else ""
@@ -77,7 +79,7 @@ class _Bound:
 
 @dataclass
 class TimeBounds:
-    """The window the ON time bounds make: ``-before_ms <= d <= after_ms``."""
+    """The window the time bounds make: ``-before_ms <= d <= after_ms``."""
 
     before_ms: int
     after_ms: int
@@ -86,7 +88,7 @@ class TimeBounds:
 
 
 class TimeBoundReader:
-    """Finds the time-bound conjuncts of a join's ON condition."""
+    """Finds the time-bound conjuncts of a join's condition."""
 
     def __init__(self, scope: Scope, left: Input, right: Input, where: Position) -> None:
         self.scope = scope
@@ -175,11 +177,16 @@ class TimeBoundReader:
             _at_most(bound, tb, ta)
         return bound
 
-    def near_miss(self, condition: SplitCondition) -> str | None:
-        """When a join has no window: the first comparison in ON that would
-        be a time bound if its columns were the inputs' event times, said in
-        words, so the error can point at it."""
-        for part, _ in condition.cross:
+    def is_bound(self, part: exp.Expression) -> bool:
+        """Whether a conjunct bounds the two inputs' event times (a bound
+        of either side, or an equality of the two times)."""
+        return self._conjunct(part) is not None
+
+    def near_miss(self, parts: list[exp.Expression]) -> str | None:
+        """When a join has no window: the first comparison of the two inputs
+        among ``parts`` that would be a time bound if its columns were the
+        inputs' event times, said in words, so the error can point at it."""
+        for part in parts:
             for column in self._columns_compared(part.unnest()):
                 resolved = self._resolve(column)
                 if resolved is not None and not _is_event_time(resolved):
@@ -261,8 +268,9 @@ class TimeBoundReader:
         waiting = self.left.alias if missing_upper else self.right.alias
         return SqlError(
             self.scope.position(bound.node, self.where),
-            f"'{bound.node.sql()}' bounds the two event times from one side only: nothing "
-            f"limits how much later {later} may be than {earlier}, so every '{waiting}' "
+            f"'{bound.node.sql()}' bounds the two event times from one side only: it "
+            f"limits how much earlier {later} may be than {earlier}, but the bound of how "
+            f"much later {later} may be than {earlier} is missing, so every '{waiting}' "
             "record would wait forever for a match",
             f"add the missing bound, for example AND {later} <= {earlier} + INTERVAL '1' "
             "MINUTE, or give the join a window with WITHIN",

@@ -4,7 +4,7 @@ Spark keeps timestamps and day-time intervals as microseconds in a 64-bit
 long (at most 2**63 - 1 µs, 106751991 days and 4 hours; Spark's parser
 refuses a longer INTERVAL literal), and a step adds a duration to an event
 time: a stream-stream join shifts each record's time by its window
-(``joins/physical/interval.py``: ``unix_micros(ts) + micros``, which fails
+(``joins/interval.py``: ``unix_micros(ts) + micros``, which fails
 with ARITHMETIC_OVERFLOW past the long), a late match by its retention, a
 TUMBLE or HOP window ends at its start plus its size, and a watermark delay
 is a CalendarInterval of microseconds. So a duration may be at most what

@@ -8,7 +8,7 @@ step's input naming: a single-input step sees its input's columns by name
 (``_key``, value columns, ``ROWTIME``); a join step sees its inputs under the
 aliases ``l`` and ``r``.
 
-The join planner (``splice.joins.planner``) picks a physical strategy for every
+The join planner (``splice.physical.planner``) picks a physical strategy for every
 :class:`JoinStep`; nothing here runs Spark.
 """
 
@@ -285,7 +285,7 @@ class Pipeline(Model):
     explain: tuple[str, ...] = ()  # ids of steps named by EXPLAIN statements
     # The absolute path of the SQL folder or file it was compiled from (None
     # for text compiled directly): which pipeline owns a name in a warehouse
-    # (engine/claims.py).
+    # (runtime/claims.py).
     origin: str | None = None
 
     def step(self, step_id: str) -> Step:

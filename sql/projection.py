@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from splice.sql.columns import KEY, ROWTIME
 from splice.sql.errors import Position, SqlError
-from splice.sql.nodes import PathAlias
+from splice.sql.expressions import PathAlias
 from splice.sql.plan import ColumnSpec, Projection
 from splice.sql.scope import VALUE, Compiled, Input, Scope, column_parts
 from splice.sql.types import struct_type

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.depth import MAX_NESTING, deepest_expression, ensure_stack, too_deep
 from splice.sql.dialect import Splice
 from splice.sql.errors import Position, SqlError, SqlErrors, position_in
@@ -32,7 +32,7 @@ _DIALECT = Splice()
 class ParsedStatement:
     """One statement of a pipeline file."""
 
-    node: exp.Expression  # one of sql.nodes.STATEMENT_TYPES
+    node: exp.Expression  # one of sql.expressions.STATEMENT_TYPES
     position: Position  # of the statement's first token
     text: str  # the statement's own source text (without the ';')
 
@@ -258,7 +258,7 @@ def _parse_statement(source: _Source, chunk: list[Token]) -> ParsedStatement:
         raise _Rejected(_internal_error(source, parser, first)) from None
 
     node = parsed[0] if len(parsed) == 1 else None
-    if not isinstance(node, nodes.STATEMENT_TYPES):
+    if not isinstance(node, expressions.STATEMENT_TYPES):
         raise _Rejected(_not_a_statement(source, first))
     deep = deepest_expression(node)
     if deep is not None:

@@ -11,7 +11,8 @@ A left record ``l`` and a right record ``r`` match when
   in ``[l - Wr, l]``, so ``r - Wl <= l <= r + Wr``: ``before = Wr``,
   ``after = Wl``. ``RANGE CURRENT ROW``, and an input without OVER, is
   width 0. ``ROWS n PRECEDING`` is rejected (see :func:`_over_width`).
-- Time bounds in ON (RisingWave, Flink): :mod:`splice.sql.intervals`.
+- Time bounds in ON (RisingWave, Flink): :mod:`splice.sql.intervals`; in
+  WHERE too, where WHERE is part of the condition: :mod:`splice.sql.where_parts`.
 - RisingWave's ``TUMBLE`` / ``HOP`` on both inputs with ``window_start``
   equality: ``(size, size)``; the equality stays an ordinary join equality.
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.conditions import EqualityPart, SplitCondition
 from splice.sql.errors import Position, SqlError
 from splice.sql.intervals import TimeBoundReader
@@ -59,7 +60,7 @@ def stream_stream_window(join: exp.Join, left: Input, right: Input, condition: S
     """
     forms: list[tuple[str, Window, Position]] = []
     within = join.args.get("within")
-    if isinstance(within, nodes.Within):
+    if isinstance(within, expressions.Within):
         forms.append(("WITHIN", _within(within), scope.position(within, where)))
     over = _over(left, right, scope)
     if over is not None:
@@ -76,7 +77,7 @@ def stream_stream_window(join: exp.Join, left: Input, right: Input, condition: S
     if window is None:
         reader = TimeBoundReader(scope, left, right, where)
         bounds = reader.read(condition)
-        hint = reader.near_miss(condition) if bounds is None else None
+        hint = reader.near_miss([p for p, _ in condition.cross]) if bounds is None else None
         if bounds is not None:
             condition = bounds.condition
             window = Window(before_ms=bounds.before_ms, after_ms=bounds.after_ms,
@@ -98,6 +99,14 @@ def stream_stream_window(join: exp.Join, left: Input, right: Input, condition: S
     return JoinWindow(window.model_copy(update={"grace_ms": grace_ms}), condition)
 
 
+def has_window_clause(join: exp.Join, left: Input, right: Input) -> bool:
+    """Whether a join has a window other than time bounds in its condition:
+    WITHIN, an OVER on an input, or inputs read through TUMBLE / HOP."""
+    return (isinstance(join.args.get("within"), expressions.Within)
+            or any(_stream_window(inp) is not None or inp.windowed is not None
+                   for inp in (left, right)))
+
+
 def reject_window_clauses(join: exp.Join, left: Input, right: Input, scope: Scope,
                           where: Position) -> None:
     """A join that is not of two streams has no window: WITHIN, GRACE PERIOD
@@ -117,15 +126,15 @@ def reject_window_clauses(join: exp.Join, left: Input, right: Input, scope: Scop
                            f"and this joins {kinds}", "drop the OVER (...) clause")
 
 
-def _within(within: nodes.Within) -> Window:
+def _within(within: expressions.Within) -> Window:
     before = within.this.millis
     after = within.expression.millis if within.expression is not None else before
     return Window(before_ms=before, after_ms=after, form="WITHIN")
 
 
-def _stream_window(inp: Input) -> nodes.StreamWindow | None:
+def _stream_window(inp: Input) -> expressions.StreamWindow | None:
     window = inp.node.args.get("stream_window") if isinstance(inp.node, exp.Table) else None
-    return window if isinstance(window, nodes.StreamWindow) else None
+    return window if isinstance(window, expressions.StreamWindow) else None
 
 
 def _over(left: Input, right: Input, scope: Scope) -> Window | None:
@@ -164,7 +173,7 @@ def _over_width(inp: Input, scope: Scope) -> int | None:
                        "use a time range instead, for example OVER (RANGE INTERVAL '1' MINUTE "
                        "PRECEDING)")
     width = window.this
-    return width.millis if isinstance(width, nodes.Duration) else 0
+    return width.millis if isinstance(width, expressions.Duration) else 0
 
 
 def _describe(w: WindowedBy) -> str:
@@ -216,7 +225,7 @@ def _same_window_column(eq: EqualityPart) -> bool:
 
 def _grace(grace: exp.Expression | None, left: Input, right: Input,
            setting_grace_ms: int | None) -> int:
-    if isinstance(grace, nodes.Duration):
+    if isinstance(grace, expressions.Duration):
         return grace.millis
     marks = [w for w in (left.relation.watermark_ms, right.relation.watermark_ms)
              if w is not None]

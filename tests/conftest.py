@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests import schedule
+from tests.helpers import schedule
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "cases"
@@ -28,7 +28,7 @@ CASES = ROOT / "tests" / "cases"
 # Automatic maintenance (every 10th run compacts and vacuums every table of
 # the pipeline) is off in the test session: the acceptance cases that run
 # their pipeline once per record spent minutes compacting tables of a few
-# rows. tests/test_maintenance.py runs it with an explicit policy, and the
+# rows. tests/runtime/test_maintenance.py runs it with an explicit policy, and the
 # streams that read maintained tables are checked there.
 os.environ.setdefault("SPLICE_MAINTAIN_EVERY", "0")
 
@@ -39,7 +39,7 @@ TEST_SPARK_CONF = {
     # and the cost-based choice would recompute every table-table join: the
     # suite runs the incremental plan, whose keyed bookkeeping is the part
     # to prove; the recompute and the choice have tests of their own
-    # (tests/test_table_plan*.py, the differential and chain tests).
+    # (tests/joins/test_table_plan*.py, the differential and chain tests).
     "splice.tableJoin.plan": "incremental",
 }
 
@@ -85,10 +85,17 @@ def suite_conf(java_options: str = "") -> dict[str, str]:
 def suite_settings(java_options: str = "", conf: dict[str, str] | None = None) -> Any:
     """The settings of the suite's own sessions (:func:`suite_conf`),
     ``conf`` over them: the ``spark`` fixture's, and the benchmarks' that
-    measure where the suite spends its time."""
+    measure where the suite spends its time.
+
+    2 GB of driver heap, not the default 4: a worker's session kept over
+    the whole suite grew its heap to 4 GB (4.6 GB resident) with a live set
+    of 540 MB after half an hour of tests (jcmd GC.heap_info after GC.run),
+    and two such sessions beside the tests' child JVMs, the broker, the
+    Connect server and the cluster left a machine little room."""
     from splice.engine.settings import SpliceSettings
 
-    return SpliceSettings.from_env(conf={**suite_conf(java_options), **(conf or {})})
+    return SpliceSettings.from_env(driver_memory="2g",
+                                   conf={**suite_conf(java_options), **(conf or {})})
 
 
 @contextlib.contextmanager
@@ -107,7 +114,7 @@ def table_join_plan(spark: Any, plan: str, **settings: str) -> Iterator[None]:
             spark.conf.unset(f"splice.tableJoin.{name}")
 
 
-from tests.s3_server import HADOOP_AWS, s3_server  # noqa: E402, F401  (a fixture)
+from tests.helpers.s3_server import HADOOP_AWS, s3_server  # noqa: E402, F401  (a fixture)
 
 KAFKA_PACKAGES = ("org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0",)
 
@@ -143,6 +150,21 @@ def warehouse(tmp_path: Path):
     return WarehouseResource(root=str(tmp_path / "warehouse"))
 
 
+@contextlib.contextmanager
+def _exported(name: str, value: str) -> Iterator[None]:
+    """``name`` set to ``value`` in this process's environment inside, and
+    as it was after (a session's server address, for what the tests start)."""
+    previous = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = previous
+
+
 @pytest.fixture(scope="session")
 def kafka(tmp_path_factory: pytest.TempPathFactory):
     """One Kafka broker for the test session (KRaft, single node, a temp
@@ -152,20 +174,32 @@ def kafka(tmp_path_factory: pytest.TempPathFactory):
 
     folder = tmp_path_factory.mktemp("kafka")
     broker = start_broker(folder)
-    previous = os.environ.get("SPLICE_KAFKA_BOOTSTRAP")
-    os.environ["SPLICE_KAFKA_BOOTSTRAP"] = broker.bootstrap
-    yield broker.bootstrap
+    with _exported("SPLICE_KAFKA_BOOTSTRAP", broker.bootstrap):
+        yield broker.bootstrap
     stop_broker(folder)
-    if previous is None:
-        os.environ.pop("SPLICE_KAFKA_BOOTSTRAP", None)
-    else:
-        os.environ["SPLICE_KAFKA_BOOTSTRAP"] = previous
+
+
+@pytest.fixture(scope="session")
+def schema_registry(tmp_path_factory: pytest.TempPathFactory):
+    """One schema registry for the test session (Apicurio's, in memory, its
+    Confluent-compatible API), built with Maven the first time
+    (splice/testing/schema_registry.py). Its URL, the API's path included;
+    SPLICE_SCHEMA_REGISTRY_URL is set to it for the session. Its schemas
+    live as long as it does: a test names its subjects after itself."""
+    from splice.testing.schema_registry import start_registry, stop_registry
+
+    folder = tmp_path_factory.mktemp("registry")
+    registry = start_registry(folder)
+    with _exported("SPLICE_SCHEMA_REGISTRY_URL", registry.url):
+        yield registry.url
+    stop_registry(folder)
 
 
 # The markers of tests that share a server started once per worker (a
-# session fixture: the broker, moto; a module fixture: a cluster, a Connect
-# server, a webserver), in the order a test with two is grouped by.
-SERVER_GROUPS = ("kafka", "connect", "cluster", "webserver", "s3")
+# session fixture: the broker, the schema registry, moto; a module fixture:
+# a cluster, a Connect server, a webserver), in the order a test with two
+# is grouped by.
+SERVER_GROUPS = ("kafka", "registry", "connect", "cluster", "webserver", "s3")
 
 
 def xdist_group(item: pytest.Item) -> str | None:
@@ -179,7 +213,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Under pytest-xdist (``-n 2 --dist loadgroup``, as scripts/test.sh runs
     the suite) the tests that need one server (:data:`SERVER_GROUPS`) stay
     on one worker, so it starts once; every other test goes to whichever
-    worker is free. tests/test_xdist_groups.py checks that the groups hold
+    worker is free. tests/project/test_xdist_groups.py checks that the groups hold
     (with pytest 9.2, pytest-xdist 3.8 silently ignored them).
 
     First, a test that takes the ``spark`` fixture is a Spark test, marked or
@@ -194,8 +228,50 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = xdist_group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
-    # The longest first (tests/schedule.py): a worker that finishes takes
+    # The longest first (tests/helpers/schedule.py): a worker that finishes takes
     # the next in this order, and a long test taken last ran alone.
     items[:] = schedule.longest_first(items, lambda i: i.nodeid,
                                       lambda i: xdist_group(i) or i.nodeid,
                                       schedule.durations())
+
+
+# A test that hangs fails, named, with every thread's stack, instead of the
+# whole suite running into CI's limit (a CI run of the suite did, with no
+# word of which test it was on). SIGALRM interrupts the blocking call the
+# main thread waits in (a socket read to a JVM, a process wait) and the
+# handler raises there, so the test's teardown runs and the worker goes on
+# with the next test. Exiting the worker instead (faulthandler's exit=True)
+# is worse under --dist loadgroup: pytest-xdist sends the crashed test to
+# the replacement worker again, up to its restart limit. The limit is far
+# above the longest test (the kill matrix, 417 s recorded, some 2.5x that
+# on a loaded two-core machine); SPLICE_TEST_LIMIT_S=0 turns it off.
+TEST_LIMIT_S = int(os.environ.get("SPLICE_TEST_LIMIT_S", "1500"))
+
+
+def _over_limit(signum: int, frame: Any) -> None:
+    import faulthandler
+    import sys
+
+    faulthandler.dump_traceback(file=sys.__stderr__, all_threads=True)
+    # A teardown that hangs as well gets a second, final limit.
+    faulthandler.dump_traceback_later(300, exit=True, file=sys.__stderr__)
+    pytest.fail(f"the test ran longer than {TEST_LIMIT_S} s (SPLICE_TEST_LIMIT_S); "
+                "every thread's stack is on the worker's stderr", pytrace=True)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    import faulthandler
+    import signal
+
+    if TEST_LIMIT_S <= 0:
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _over_limit)
+    signal.alarm(TEST_LIMIT_S)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        faulthandler.cancel_dump_traceback_later()
+        signal.signal(signal.SIGALRM, previous)

@@ -11,9 +11,13 @@ import sys
 import threading
 
 from splice.cli import demo, explain, maintain, run, serve, show, test, validate
-from splice.engine.claims import ClaimRefused
+from splice.engine.definitions import DefinitionChanged
 from splice.engine.fs import FileSystemUnavailable
 from splice.engine.settings import SettingsError
+from splice.runtime.claims import ClaimRefused
+from splice.runtime.lock import LockBusy
+from splice.runtime.maintenance import MaintenanceFailed
+from splice.runtime.step_run import StepFailed
 from splice.runtime.tenure import TenureLost
 from splice.sql.errors import SqlErrors
 
@@ -43,7 +47,10 @@ def main(argv: list[str] | None = None) -> int:
         for e in err.errors:
             print(e.render(), file=sys.stderr)
         return 1
-    except (ClaimRefused, TenureLost) as err:
+    except (ClaimRefused, TenureLost, StepFailed, DefinitionChanged, LockBusy,
+            MaintenanceFailed) as err:
+        # run, serve and maintain word these themselves; any other command
+        # that runs steps (demo) ends here, with the same one paragraph
         print(f"splice: {err}", file=sys.stderr)
         return 1
     except FileNotFoundError as err:

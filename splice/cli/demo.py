@@ -19,7 +19,7 @@ from typing import Any
 
 from splice.cli.flags import settings_of
 from splice.cli.run import run_and_report
-from splice.sql.plan import Pipeline
+from splice.physical.base import PhysicalPlan
 from splice.testing.kafka_broker import broker_address
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,18 +39,18 @@ class DemoRefused(Exception):
     """The demo will not delete a folder that is not a Splice warehouse."""
 
 
-def write_demo_data(pipeline: Pipeline, warehouse: str, settings: Any = None) -> None:
+def write_demo_data(pipeline: PhysicalPlan, warehouse: str, settings: Any = None) -> None:
     """Start the demo warehouse afresh and write its source data."""
-    from splice.engine.io import StepIO
-    from splice.engine.session import start_session
     from splice.engine.settings import SpliceSettings, Warehouse
+    from splice.runtime.workspace import Workspace
     from splice.testing.cases import append_rows
 
+    workspace = Workspace(pipeline, settings or SpliceSettings.from_env(warehouse=warehouse),
+                          warehouse=Warehouse(root=warehouse))
     # The session first: on s3a:// it checks the bucket and sets up the file
     # layer (engine/fs.py) with the storage's endpoint and credentials.
-    spark = start_session(settings or SpliceSettings.from_env(warehouse=warehouse))
-    fresh_warehouse(spark, warehouse)
-    io = StepIO(spark=spark, warehouse=Warehouse(root=warehouse), pipeline=pipeline)
+    fresh_warehouse(workspace.start(), warehouse)
+    io = workspace.io
     sources = pipeline.sources
     append_rows(io, sources["customers"], CUSTOMERS)
     append_rows(io, sources["orders"], ORDERS)
@@ -104,9 +104,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from splice.cli.demo import DemoRefused, show_outputs, write_demo_data
     from splice.runtime.compile import compile_path
-    from splice.runtime.planner import planned
 
     settings = settings_of(args)
     pipeline = None if args.kafka else compile_path(args.pipeline)  # before a word is printed
@@ -122,13 +120,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     assert pipeline is not None
     try:
-        write_demo_data(pipeline, settings.warehouse, settings.with_packages(
-            planned(pipeline).packages()))
+        write_demo_data(pipeline, settings.warehouse, settings)
     except DemoRefused as err:
         print(f"splice: {err}", file=sys.stderr)
         return 2
-    _, io = run_and_report(pipeline, settings=settings)
-    show_outputs(io)
+    _, workspace = run_and_report(pipeline, settings=settings)
+    show_outputs(workspace.io)
     return 0
 
 
@@ -167,17 +164,14 @@ def _recreate(bootstrap: str, topic: str, timeout: float = 60.0) -> None:
 def run_kafka_demo(warehouse: str, settings: Any) -> Any:
     """Produce the demo's records, run the pipeline on a fresh warehouse;
     the run's StepIO (for its outputs)."""
-    from splice.cli.run import run_and_report
-    from splice.engine.session import start_session
     from splice.runtime.compile import compile_path
-    from splice.runtime.planner import planned
+    from splice.runtime.workspace import Workspace
 
     pipeline = compile_path(KAFKA_PIPELINE)
     bootstrap = broker_address(settings)
     settings = settings.model_copy(update={"kafka_bootstrap": bootstrap, "warehouse": warehouse})
     produce_demo_data(bootstrap, {name: source.options["topic"]
                                   for name, source in pipeline.sources.items()})
-    spark = start_session(settings.with_packages(planned(pipeline).packages()))
-    fresh_warehouse(spark, warehouse)
-    _, io = run_and_report(pipeline, settings=settings)
-    return io
+    fresh_warehouse(Workspace(pipeline, settings).start(), warehouse)
+    _, workspace = run_and_report(pipeline, settings=settings)
+    return workspace.io

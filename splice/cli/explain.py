@@ -14,8 +14,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from splice.physical.explain import explain_pipeline
     from splice.runtime.compile import analyze_path, pipeline_paths
-    from splice.runtime.explain import explain_pipeline
 
     paths = pipeline_paths(args.path)
     for path in paths:

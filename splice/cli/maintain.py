@@ -1,5 +1,5 @@
 """``splice maintain``: compact and vacuum a pipeline's own tables now, under
-its lock (engine/maintenance.py says what and why)."""
+its lock (runtime/maintenance.py says what and why)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from dataclasses import replace
 from typing import Any
 
 from splice.cli.flags import not_negative, settings_of, spark_flags
-from splice.engine.maintenance import MaintenancePolicy, TableMaintenance
 from splice.engine.settings import SpliceSettings
-from splice.sql.plan import Pipeline
+from splice.physical.base import PhysicalPlan
+from splice.runtime.maintenance import MaintenancePolicy, TableMaintenance
 
 
-def maintain_and_report(pipeline: Pipeline, warehouse: str | None = None,
+def maintain_and_report(pipeline: PhysicalPlan, warehouse: str | None = None,
                         master: str | None = None,
                         retain_hours: float | None = None,
                         log_retain_hours: float | None = None,
@@ -22,11 +22,7 @@ def maintain_and_report(pipeline: Pipeline, warehouse: str | None = None,
                         settings: SpliceSettings | None = None) -> list[TableMaintenance]:
     """``settings`` is built from ``warehouse``, ``master`` and the
     environment when not given."""
-    from splice.engine.io import StepIO
-    from splice.engine.maintenance import maintain
-    from splice.engine.session import start_session
-    from splice.runtime.runner import run_steps
-    from splice.runtime.tenure import hold
+    from splice.runtime.workspace import Workspace
 
     if settings is None:
         settings = SpliceSettings.from_env(warehouse=warehouse, master=master)
@@ -36,11 +32,10 @@ def maintain_and_report(pipeline: Pipeline, warehouse: str | None = None,
         policy = replace(policy, retain_hours=retain_hours)
     if log_retain_hours is not None:
         policy = replace(policy, log_retain_hours=log_retain_hours)
-    print(f"starting Spark ({settings.describe_spark()}) ...", flush=True)
-    spark = start_session(settings)
-    io = StepIO(spark=spark, warehouse=settings.warehouse_layout(), pipeline=pipeline)
-    with hold(pipeline, io.warehouse, wait=wait):
-        reports = maintain(io, policy, lambda: run_steps(pipeline, io))
+    workspace = Workspace(pipeline, settings)
+    print(f"starting Spark ({workspace.settings.describe_spark()}) ...", flush=True)
+    workspace.start()
+    reports = workspace.maintain(policy, wait=wait)
     print(f"maintained {len(reports)} tables of '{pipeline.name}' "
           f"(VACUUM retention {policy.retain_hours:g} h)")
     for r in reports:
@@ -63,10 +58,9 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from splice.cli.maintain import maintain_and_report
-    from splice.engine.lock import LockBusy
-    from splice.engine.maintenance import MaintenanceFailed
     from splice.runtime.compile import compile_path
+    from splice.runtime.lock import LockBusy
+    from splice.runtime.maintenance import MaintenanceFailed
     from splice.runtime.runner import StepFailed
 
     pipeline = compile_path(args.path)

@@ -10,9 +10,9 @@ import time
 from typing import Any
 
 from splice.cli.flags import at_least_one, not_negative, settings_of, spark_flags
-from splice.engine.claims import ClaimRefused
 from splice.engine.fs import FileSystemUnavailable
 from splice.engine.settings import SettingsError
+from splice.runtime.claims import ClaimRefused
 from splice.runtime.tenure import TenureLost
 
 
@@ -47,10 +47,10 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from splice.cli.stopping import RunStopper, Stopped
     from splice.engine.definitions import DefinitionChanged
-    from splice.engine.lock import LockBusy
-    from splice.engine.maintenance import MaintenanceFailed
     from splice.processes import on_stop_signals
     from splice.runtime.compile import compile_path, pipeline_paths
+    from splice.runtime.lock import LockBusy
+    from splice.runtime.maintenance import MaintenanceFailed
     from splice.runtime.runner import StepFailed
 
     # Every pipeline under a folder of pipelines (as Dagster loads them):
@@ -126,31 +126,25 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
     drop the steps ``rebuild`` names (and those downstream) when asked.
     ``settings`` (a SpliceSettings) is built from ``warehouse``, ``master``
     and the environment when not given. ``stopper`` (a
-    splice.cli.stopping.RunStopper) stops the run on SIGTERM or SIGINT."""
+    splice.cli.stopping.RunStopper) stops the run on SIGTERM or SIGINT.
+    Returns the reports and the run's Workspace."""
     from splice.engine.definitions import rebuild_targets
-    from splice.engine.io import StepIO
-    from splice.engine.session import start_session
     from splice.engine.settings import SpliceSettings
-    from splice.runtime.planner import planned
-    from splice.runtime.runner import StepReport, run_pipeline
+    from splice.processes import stop_signals_ignored_by_children
+    from splice.runtime.runner import StepReport
+    from splice.runtime.workspace import Workspace
     from splice.sql.plan import Step
 
     if settings is None:
         settings = SpliceSettings.from_env(warehouse=warehouse, master=master)
-    # The Spark connectors the pipeline's readers need (Kafka), with Delta's.
-    settings = settings.with_packages(planned(pipeline).packages())
+    workspace = Workspace(pipeline, settings)
     # a --rebuild naming no step is refused before Spark starts
     dropped = rebuild_targets(pipeline, rebuild) if rebuild else []
-    print(f"starting Spark ({settings.describe_spark()}) ...", flush=True)
-    from splice.processes import stop_signals_ignored_by_children
-
+    print(f"starting Spark ({workspace.settings.describe_spark()}) ...", flush=True)
     with stop_signals_ignored_by_children():  # a signal to the group stops us, not Spark
-        spark = start_session(settings)
+        spark = workspace.start()
     if stopper is not None:
         stopper.attach(spark)  # a signal during Spark's start stops the run here
-    io = StepIO(spark=spark, warehouse=settings.warehouse_layout(), pipeline=pipeline,
-                kafka_bootstrap=settings.kafka_bootstrap,
-                kafka_lost_records=settings.kafka_lost_records)
     if dropped:
         print(f"rebuilding {len(dropped)} step(s) from their sources: {', '.join(dropped)}",
               flush=True)
@@ -178,8 +172,7 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
             print(f"{label}: {report.rows_written} rows written{extra} "
                   f"({report.seconds:.1f}s)", flush=True)
 
-    reports = run_pipeline(pipeline, io, progress, parallel=parallel, wait=wait,
-                           rebuild=dropped)
+    reports = workspace.run(progress, parallel=parallel, wait=wait, rebuild=dropped)
     print("\nsummary")
     print(f"  {'step':<32} {'kind':<7} {'rows':>6} {'dead':>5} {'late':>5} {'version':>7}  path")
     for r in reports:
@@ -193,4 +186,4 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
               "name starting with '_' or '.', then rename it into the folder):")
         for step_id, f in changed:
             print(f"  source '{step_id}': {f.describe()}")
-    return reports, io
+    return reports, workspace

@@ -18,26 +18,24 @@ from typing import Any
 
 from splice.cli.flags import above_zero, not_negative, settings_of, spark_flags
 from splice.cli.run import fault_message
-from splice.engine.claims import ClaimRefused
 from splice.engine.fs import FileSystemUnavailable
-from splice.engine.io import StepIO
-from splice.engine.session import start_session
 from splice.engine.settings import SettingsError, SpliceSettings
+from splice.physical.base import PhysicalPlan
 from splice.processes import on_stop_signals, say_now, stop_signals_ignored_by_children
-from splice.runtime.planner import planned
-from splice.runtime.serve import ServeOptions, serve
+from splice.runtime.claims import ClaimRefused
+from splice.runtime.serve import ServeOptions
 from splice.runtime.tenure import TenureLost
-from splice.sql.plan import Pipeline
+from splice.runtime.workspace import Workspace
 
 
-def serve_and_report(pipeline: Pipeline, settings: SpliceSettings, interval_s: float | None,
+def serve_and_report(pipeline: PhysicalPlan, settings: SpliceSettings, interval_s: float | None,
                      report_every_s: float | None) -> int:
     """Serve ``pipeline`` until SIGTERM or Ctrl-C, printing each step's
     progress; ``interval_s`` and ``report_every_s`` None: ServeOptions'
     defaults. 0 after a stop signal; 1 when a step failed while serving."""
     given = {"interval_s": interval_s, "report_every_s": report_every_s}
     options = ServeOptions(**{k: v for k, v in given.items() if v is not None})
-    settings = settings.with_packages(planned(pipeline).packages())
+    workspace = Workspace(pipeline, settings)
     stop = threading.Event()
 
     def on_signal(signum: int) -> None:
@@ -58,14 +56,10 @@ def serve_and_report(pipeline: Pipeline, settings: SpliceSettings, interval_s: f
               f"{options.interval_s:g} s (Ctrl-C or SIGTERM stops them)", flush=True)
 
     with on_stop_signals(on_signal):
-        print(f"starting Spark ({settings.describe_spark()}) ...", flush=True)
+        print(f"starting Spark ({workspace.settings.describe_spark()}) ...", flush=True)
         with stop_signals_ignored_by_children():
-            spark = start_session(settings)
-        io = StepIO(spark=spark, warehouse=settings.warehouse_layout(), pipeline=pipeline,
-                    kafka_bootstrap=settings.kafka_bootstrap,
-                    kafka_lost_records=settings.kafka_lost_records)
-        served = serve(pipeline, io, stop, on_report=report, on_started=started,
-                       options=options)
+            workspace.start()
+        served = workspace.serve(stop, on_report=report, on_started=started, options=options)
     print("stopped; what each step read while serving:")
     report([s.line() for s in served])
     failed = [s for s in served if s.failures]
@@ -96,10 +90,9 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from splice.cli.serve import serve_and_report
     from splice.engine.definitions import DefinitionChanged
-    from splice.engine.lock import LockBusy
     from splice.runtime.compile import compile_path
+    from splice.runtime.lock import LockBusy
     from splice.runtime.runner import StepFailed
 
     pipeline = compile_path(args.path)

@@ -19,9 +19,9 @@ class NothingToShow(Exception):
 
 
 def _step(pipeline: Pipeline, name: str) -> Any:
-    step = pipeline.outputs.get(name) or pipeline.sources.get(name)
-    if step is None:
-        step = next((s for s in pipeline.steps if s.id == name), None)
+    from splice.runtime.workspace import step_named
+
+    step = step_named(pipeline, name)
     if step is None:
         names = sorted({*pipeline.outputs, *pipeline.sources})
         raise NothingToShow(f"pipeline '{pipeline.name}' has no output, source or step "
@@ -79,17 +79,11 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from splice.cli.show import NothingToShow, show_table
-    from splice.engine.io import StepIO
-    from splice.engine.session import start_session
-    from splice.runtime.compile import compile_path
+    from splice.runtime.workspace import Workspace
 
-    pipeline = compile_path(args.path)
-    settings = settings_of(args)
-    spark = start_session(settings)
-    io = StepIO(spark=spark, warehouse=settings.warehouse_layout(), pipeline=pipeline)
+    workspace = Workspace.open(args.path, settings_of(args))
     try:
-        show_table(io, args.name, limit=args.limit, dead_letters=args.dead_letters)
+        show_table(workspace.io, args.name, limit=args.limit, dead_letters=args.dead_letters)
     except NothingToShow as err:
         print(f"splice: {err}", file=sys.stderr)
         return 1

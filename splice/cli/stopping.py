@@ -7,7 +7,7 @@ until their queries have ended: a query between two micro-batches starts
 another job), so each such step's query fails in its micro-batch in flight,
 before its checkpoint's commit and before the run writes the step's input
 markers. That is the state a crashed run leaves (the commit protocol the
-kill-point tests prove, tests/test_crash_safety.py), without the crash: the
+kill-point tests prove, tests/crash/test_crash_safety.py), without the crash: the
 lock is released on the way out, and the next run goes on from each step's
 last commit, redoing the cut micro-batch once. The command then prints one
 line and exits 128 + the signal's number (130 for SIGINT, 143 for

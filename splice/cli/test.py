@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     settings = SpliceSettings.from_env(warehouse=root)
     bootstrap = None
     if args.sources != "delta":
-        from splice.operators.nodes import KafkaSource
+        from splice.physical.sources import KafkaSource
         from splice.testing.kafka_broker import broker_address
 
         bootstrap = broker_address(settings)

@@ -109,7 +109,7 @@ class CaseSources(Protocol):
     """Where a case's sources live, when not on Delta tables (the default):
     ``prepare`` declares the compiled pipeline's sources there, ``append``
     delivers a run's rows, ``close`` removes what ``prepare`` made.
-    ``kafka_bootstrap`` goes to the run's StepIO."""
+    ``kafka_bootstrap`` goes to the run's Workspace settings."""
 
     kafka_bootstrap: str | None
 
@@ -175,22 +175,24 @@ def _check_error(case: Case, err: SqlErrors) -> list[str]:
 def _run_data(case: Case, pipeline: Pipeline, spark: Any, root: str,
               sources: CaseSources | None = None) -> list[str]:
     from splice.engine.definitions import DefinitionChanged
-    from splice.engine.io import StepIO
-    from splice.engine.settings import Warehouse
-    from splice.runtime.runner import StepFailed, run_pipeline
+    from splice.engine.settings import SpliceSettings, Warehouse
+    from splice.runtime.runner import StepFailed
+    from splice.runtime.workspace import Workspace
 
-    io = StepIO(spark=spark, warehouse=Warehouse(root=root), pipeline=pipeline,
-                kafka_bootstrap=sources.kafka_bootstrap if sources else None)
+    settings = SpliceSettings.from_env(kafka_bootstrap=sources.kafka_bootstrap if sources
+                                       else None)
+    workspace = Workspace(pipeline, settings, warehouse=Warehouse(root=root), spark=spark)
+    io = workspace.io
     append = sources.append if sources else append_rows
     problems: list[str] = []
     try:
         for number, spec in enumerate(case.runs, start=1):
             for source_name, rows in spec.append.items():
                 append(io, _source(pipeline, source_name), rows)
-            run_pipeline(pipeline, io)
+            workspace.run()
             if spec.expect:
                 problems += check_outputs(io, spec.expect, f"after run {number}")
-        run_pipeline(pipeline, io)
+        workspace.run()
         if case.expect:
             problems += check_outputs(io, case.expect, "after the last run")
         if sources is not None:

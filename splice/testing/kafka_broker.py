@@ -98,7 +98,7 @@ def _properties(folder: Path, port: int, controller: int) -> str:
         # in offset [1, 2)", a whole suite's run). This broker keeps every
         # record; its checks run every second from its start (not first
         # after 30 s, then every 5 min), so that a deletion would show at
-        # once, not by chance (tests/test_kafka_source.py).
+        # once, not by chance (tests/operators/test_kafka_source.py).
         "log.retention.ms": "-1",
         "log.initial.task.delay.ms": "1000",
         "log.retention.check.interval.ms": "1000",

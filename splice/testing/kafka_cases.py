@@ -28,7 +28,7 @@ steps, joins and outputs, read by the same assertions.
 ``--sources kafka-in-place`` declares every stream source that its one
 reading step can read in place so (``stored='false'``: no source table,
 operators/kafka_in_place.py); the others stay stored, as the planner would
-refuse them (runtime/planner.py, ``refused_in_place``).
+refuse them (physical/planner.py, ``refused_in_place``).
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ from typing import Any
 
 from splice.engine.io import delta_exists
 from splice.engine.kafka_topics import Record, create_topic, delete_topic, produce
-from splice.engine.nodes import PhysicalPlan
-from splice.runtime.planner import plan, refused_in_place
+from splice.physical.base import PhysicalPlan
+from splice.physical.planner import plan, refused_in_place
 from splice.sql.plan import MaterializeStep, Pipeline, SourceStep
 from splice.testing.cases import check_columns
 

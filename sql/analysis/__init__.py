@@ -17,5 +17,6 @@ names so far, and the statement being analyzed):
 
 The rules that need no analyzer state live in the flat modules of ``sql/``
 (:mod:`splice.sql.scope`, :mod:`splice.sql.conditions`, :mod:`splice.sql.projection`,
-:mod:`splice.sql.aggregate`, :mod:`splice.sql.windows`, :mod:`splice.sql.asof`, ...).
+:mod:`splice.sql.aggregate`, :mod:`splice.sql.windows`, :mod:`splice.sql.where_parts`,
+:mod:`splice.sql.asof`, ...).
 """

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.errors import Position, SqlError
 from splice.sql.intervals import parse_duration_ms
 from splice.sql.names import check_step_id
@@ -75,7 +75,7 @@ class AnalyzerBase:
         return candidate
 
     def _lookup(self, table: exp.Table) -> Step:
-        name = nodes.table_name(table)
+        name = expressions.table_name(table)
         step_id = self.names.get(name.lower())
         if step_id is None:
             if name.lower() in self.broken or self.unresolved:
@@ -109,7 +109,7 @@ def quote(name: str) -> str:
 def name_of(node: exp.Expression) -> str:
     """The name a statement's target or a table stands for."""
     if isinstance(node, exp.Table):
-        return nodes.table_name(node)
+        return expressions.table_name(node)
     return node.name
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from splice.sql.analysis.base import AnalyzerBase
 from splice.sql.columns import KEY
-from splice.sql.conditions import SplitCondition, conjuncts, split_on
+from splice.sql.conditions import SplitCondition, conjuncts, split_parts
 from splice.sql.errors import Position, SqlError
 from splice.sql.plan import JoinType, Kind, Window
 from splice.sql.scope import Compiled, Input, Scope
 from splice.sql.types import same_type_family, struct_type
+from splice.sql.where_parts import is_comma
 from sqlglot import exp
 
 
@@ -23,12 +24,14 @@ class JoinRules(AnalyzerBase):
         """A join of two streams needs a window, and an equality unless it
         is a CROSS join (LANGUAGE.md, "Stream-stream windows")."""
         if window is None:
+            # An outer join's WHERE filters its null-padded rows: no window there.
+            where = "ON or WHERE" if join_type in (JoinType.INNER, JoinType.CROSS) else "ON"
             raise SqlError(pos, "a stream-stream join needs a window: without one every record "
                            "would wait forever for a match" + (f" ({hint})" if hint else ""),
                            "add WITHIN, for example '... JOIN b WITHIN 5 MINUTES ON ...', an "
                            "OVER (RANGE INTERVAL '1' MINUTE PRECEDING) on each input, or a "
-                           "time bound in ON such as l.ts BETWEEN r.ts - INTERVAL '1' MINUTE "
-                           "AND r.ts + INTERVAL '1' MINUTE")
+                           f"time bound in {where} such as l.ts BETWEEN r.ts - INTERVAL '1' "
+                           "MINUTE AND r.ts + INTERVAL '1' MINUTE")
         if join_type != JoinType.CROSS and not condition.equalities:
             raise SqlError(pos, "a stream-stream join needs at least one equality between the "
                            "inputs besides its window, or must be a CROSS JOIN",
@@ -49,7 +52,11 @@ class JoinRules(AnalyzerBase):
         return set()
 
     def _condition(self, join: exp.Join, scope: Scope, left: Input, right: Input,
-                   using: set[str], join_type: JoinType, pos: Position) -> SplitCondition:
+                   using: set[str], join_type: JoinType, pos: Position,
+                   from_where: list[exp.Expression]) -> SplitCondition:
+        """The join's condition: ON (or USING, NATURAL, or the inputs' keys
+        when nothing is written) and the conjuncts of WHERE that are part of
+        it (``from_where``, sql/where_parts.py)."""
         on = join.args.get("on")
         if using:
             parts = []
@@ -61,10 +68,10 @@ class JoinRules(AnalyzerBase):
                 parts.append(exp.EQ(this=exp.column(name, table=left.alias),
                                     expression=exp.column(name, table=right.alias)))
             on = exp.and_(*parts) if len(parts) > 1 else parts[0]
-        elif on is None and join_type != JoinType.CROSS:
+        elif on is None and join_type != JoinType.CROSS and not is_comma(join):
             on = exp.EQ(this=exp.column(KEY, table=left.alias),
                         expression=exp.column(KEY, table=right.alias))
-        return split_on(on, scope, pos, self.stmt.parsed.text)
+        return split_parts([*conjuncts(on), *from_where], scope, pos)
 
     def _check_equalities(self, condition: SplitCondition, lk: Kind, rk: Kind,
                           join_type: JoinType, pos: Position) -> None:
@@ -89,18 +96,17 @@ class JoinRules(AnalyzerBase):
             raise SqlError(pos, "a stream-table join needs at least one equality between the "
                            "inputs", "add ON stream.col = table.col")
 
-    def _place_where(self, where: exp.Where | None, scope: Scope, join_type: JoinType,
+    def _place_where(self, parts: list[exp.Expression], scope: Scope, join_type: JoinType,
                      pos: Position) -> tuple[list[Compiled], list[Compiled], list[Compiled]]:
-        """Push each WHERE conjunct over one input before the join where that
-        cannot change the result; the rest filters the joined rows."""
+        """Push each WHERE conjunct (of those not part of the join's
+        condition) over one input before the join where that cannot change
+        the result; the rest filters the joined rows."""
         pre_l: list[Compiled] = []
         pre_r: list[Compiled] = []
         post: list[Compiled] = []
-        if where is None:
-            return pre_l, pre_r, post
         left_ok = join_type in (JoinType.INNER, JoinType.LEFT, JoinType.CROSS)
         right_ok = join_type in (JoinType.INNER, JoinType.RIGHT, JoinType.CROSS)
-        for part in conjuncts(where.this):
+        for part in parts:
             compiled = scope.compile(part, pos)
             if compiled.inputs == {"l"} and left_ok:
                 pre_l.append(compiled)

@@ -12,16 +12,21 @@ from splice.sql.analysis.join_rules import JoinRules
 from splice.sql.analysis.repartition import Repartitioner
 from splice.sql.asof import asof_inequality, check_asof_join
 from splice.sql.columns import KEY, ROWTIME
-from splice.sql.conditions import and_all
+from splice.sql.conditions import and_all, conjuncts
 from splice.sql.errors import SqlError
 from splice.sql.plan import Equality, JoinStep, JoinType, Kind, Relation, Step
 from splice.sql.projection import ProjectionBuilder
 from splice.sql.scope import AliasView, Input, Scope
 from splice.sql.table_keys import mirrored_key_columns, table_join_key
+from splice.sql.where_parts import (
+    is_comma,
+    stage_candidates,
+    where_join_parts,
+    where_window_hint,
+)
 from splice.sql.windows import reject_window_clauses, stream_stream_window
 from sqlglot import exp
 
-# Which inputs may join, and with which join types (LANGUAGE.md, section 2).
 # Which inputs may join, and with which join types (LANGUAGE.md, section 2).
 COMPATIBLE: dict[tuple[Kind, Kind], set[JoinType]] = {
     (Kind.STREAM, Kind.STREAM): set(JoinType),
@@ -39,9 +44,15 @@ def result_kind(left: Kind, right: Kind) -> Kind:
 class _Shape:
     """What a join step projects and filters: the statement's own WHERE and
     projections for its last stage, ``*`` for a stage whose result a later
-    step reads."""
+    step reads.
 
-    where: exp.Expression | None = None
+    ``pending`` holds the conjuncts of the statement's WHERE not taken yet,
+    one list shared by the stages of a chain: a stage takes those that are
+    part of its condition (sql/where_parts.py), and the last stage places
+    the rest (``last``)."""
+
+    pending: list[exp.Expression]
+    last: bool = False
     items: list[exp.Expression] | None = None
     declared: Kind | None = None
 
@@ -54,19 +65,21 @@ class JoinAnalyzer(JoinRules, Repartitioner):
         """A chain joins left to right, one step per stage. With GROUP BY the
         last stage keeps every column (``*``) and an aggregation step follows."""
         left = self._input(select.args["from_"].this, "l")
+        where = select.args.get("where")
+        pending = conjuncts(where.this) if where is not None else []
         for index, join in enumerate(joins):
             last = index == len(joins) - 1
             right = self._input(join.this, "r")
             if last and not grouped:
-                shape = _Shape(where=select.args.get("where"), items=list(select.expressions),
+                shape = _Shape(pending, last=True, items=list(select.expressions),
                                declared=declared_kind(select))
                 return self._join_stage(shape, join, left, right, step_id, output, forced)
             if last:
                 stage_id = self._fresh_id(f"{step_id}_join")
-                shape = _Shape(where=select.args.get("where"))
+                shape = _Shape(pending, last=True)
             else:
                 stage_id = self._fresh_id(f"{step_id}_stage{index + 1}")
-                shape = _Shape()
+                shape = _Shape(pending)
             stage = self._join_stage(shape, join, left, right, stage_id, None, None)
             left = self._chained_input(stage, left, right, "t" if last else "l")
             if last:
@@ -99,16 +112,25 @@ class JoinAnalyzer(JoinRules, Repartitioner):
         join_type = _join_type(join)
         lk, rk = left.relation.kind, right.relation.kind
         scope = Scope([left, right], self.stmt.file, self.stmt.text)
+        candidates = stage_candidates(shape.pending, scope, shape.last)
+        taken = where_join_parts(candidates, join, join_type, scope, left, right, pos)
+        shape.pending[:] = [p for p in shape.pending if all(p is not t for t in taken)]
+        if is_comma(join) and any(isinstance(p, exp.EQ) for p in taken):
+            join_type = JoinType.INNER  # FROM l, r WHERE l.a = r.b: l JOIN r ON l.a = r.b
         asof = str(join.args.get("method") or "").upper() == "ASOF"
         if asof:  # any two inputs; the result is a table (sql/asof.py)
             check_asof_join(join, join_type, left, right, scope, pos)
         elif join_type not in COMPATIBLE[(lk, rk)]:
-            raise SqlError(pos, _incompatible(join_type, lk, rk),
-                           _incompatible_fix(join_type, lk, rk))
+            rule, fix = _incompatible(join_type, lk, rk), _incompatible_fix(join_type, lk, rk)
+            if is_comma(join):  # CROSS: WHERE has no equality of the inputs
+                rule = ("this comma join is a CROSS JOIN, as its WHERE has no equality between "
+                        f"the inputs, and a {rule}")
+                fix = f"add one to WHERE (it makes the join an INNER JOIN), or {fix}"
+            raise SqlError(pos, rule, fix)
         using = self._using_columns(join, left, right, pos)
         reject_aggregate(join.args.get("on"), "ON", scope, pos,
                          "aggregate in the projection, with GROUP BY")
-        condition = self._condition(join, scope, left, right, using, join_type, pos)
+        condition = self._condition(join, scope, left, right, using, join_type, pos, taken)
         window, hint, inequality = None, None, None
         if asof:
             inequality, condition = asof_inequality(condition, scope, pos)
@@ -116,6 +138,11 @@ class JoinAnalyzer(JoinRules, Repartitioner):
             found = stream_stream_window(join, left, right, condition, scope, pos,
                                          self._setting_ms("join.grace.period"))
             window, condition, hint = found.window, found.condition, found.hint
+            if window is None and hint is None:
+                rest = [p for p in candidates if all(p is not t for t in taken)]
+                hint = where_window_hint(rest, join, join_type, scope, left, right, pos)
+            if is_comma(join) and not condition.equalities:
+                join_type = JoinType.CROSS  # its only equality was of the times: a window
         else:
             reject_window_clauses(join, left, right, scope, pos)
         self._check_equalities(condition, lk, rk, join_type, pos)
@@ -128,7 +155,7 @@ class JoinAnalyzer(JoinRules, Repartitioner):
         scope = Scope([left, right], self.stmt.file, self.stmt.text)
         # An ASOF join's WHERE over the right input runs after it, as on an
         # outer join's optional side: before, it would change the nearest row.
-        pre_l, pre_r, post = self._place_where(shape.where, scope,
+        pre_l, pre_r, post = self._place_where(shape.pending if shape.last else [], scope,
                                                JoinType.LEFT if asof else join_type, pos)
         l_filters = [*pre_l, *(condition.left_only if join_type in
                                (JoinType.INNER, JoinType.RIGHT) else [])]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.errors import Position, SqlError
 from sqlglot import exp
 
@@ -38,8 +38,9 @@ def is_kafka(options: dict[str, str]) -> bool:
             or "connector" in options)
 
 
-def kafka_options(node: nodes.CreateSource | nodes.CreateAs, options: dict[str, str], name: str,
-                  is_table: bool, pos: Callable[[str], Position],
+def kafka_options(node: expressions.CreateSource | expressions.CreateAs,
+                  options: dict[str, str], name: str, is_table: bool,
+                  pos: Callable[[str], Position],
                   where: Callable[[exp.Expression | None], Position]) -> dict[str, str]:
     """The normalized options (module docstring); an unsupported value is a
     positioned error at that value."""
@@ -96,7 +97,7 @@ def kafka_options(node: nodes.CreateSource | nodes.CreateAs, options: dict[str, 
     return out
 
 
-def _row_format(node: nodes.CreateSource | nodes.CreateAs, is_table: bool,
+def _row_format(node: expressions.CreateSource | expressions.CreateAs, is_table: bool,
                 where: Callable[[exp.Expression | None], Position]) -> None:
     """RisingWave's FORMAT PLAIN|UPSERT ENCODE JSON: UPSERT only for a
     table, JSON the only encoding."""

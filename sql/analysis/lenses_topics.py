@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.errors import Position, SqlError
 from splice.sql.types import spark_type, struct_type
 from sqlglot import exp
@@ -38,7 +38,7 @@ class TopicDeclaration:
     options: dict[str, str]  # the Kafka source's normalized options
 
 
-def topic_declaration(node: nodes.CreateSource, name: str,
+def topic_declaration(node: expressions.CreateSource, name: str,
                       where: Callable[[exp.Expression | None], Position]) -> TopicDeclaration:
     """The declaration's columns, key type and source options; a format,
     property or key Splice cannot read is a positioned error at it."""

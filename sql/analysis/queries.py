@@ -4,7 +4,7 @@ queries with joins to :mod:`splice.sql.analysis.joins`."""
 
 from __future__ import annotations
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.aggregate import AggregateBuilder, find_aggregate
 from splice.sql.analysis.base import Skip, declared_kind
 from splice.sql.analysis.windows import WindowTableAnalyzer
@@ -20,7 +20,9 @@ class QueryAnalyzer(WindowTableAnalyzer):
     """A query's steps, except its joins."""
 
     def _query(self, name: str, select: exp.Expression, output: str | None,
-               forced: Kind | None) -> None:
+               forced: Kind | None) -> Step | None:
+        """The query's steps; its last one, or ``None`` when it reads a name
+        whose statement was rejected (that statement's error is reported)."""
         try:
             step_id = self._claim(name, select)
             if not isinstance(select, exp.Select):
@@ -34,17 +36,19 @@ class QueryAnalyzer(WindowTableAnalyzer):
             else:
                 final = self._single(select, step_id, output, forced, grouped)
             self.names[name.lower()] = final.id
+            return final
         except Skip:
             self.broken.add(name.lower())
+            return None
 
     def _input(self, node: exp.Expression, side: str) -> Input:
-        if isinstance(node, nodes.WindowTable):
+        if isinstance(node, expressions.WindowTable):
             return self._windowed_input(node, side)
         if not isinstance(node, exp.Table):
             raise SqlError(self.stmt.pos(node), "only sources and named steps may be read here",
                            "name the subquery with WITH name AS (SELECT ...); and read it")
         step = self._lookup(node)
-        alias = node.alias or nodes.table_name(node).split(".")[-1]
+        alias = node.alias or expressions.table_name(node).split(".")[-1]
         return Input(side=side, step_id=step.id, relation=step.relation,
                      views=[plain_view(alias, step.relation)], position=self.stmt.pos(node),
                      node=node)

@@ -4,11 +4,11 @@
 
 from __future__ import annotations
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.analysis.base import AnalyzerBase, name_of
 from splice.sql.analysis.kafka import KAFKA_OPTIONS, is_kafka, kafka_options
 from splice.sql.errors import Position, SqlError
-from splice.sql.plan import ColumnSpec, Kind, Relation, SinkStep
+from splice.sql.plan import ColumnSpec, Kind, Relation, SinkStep, Step
 from sqlglot import exp
 
 # What a sink's WITH (...) may hold besides properties.<name>: where the
@@ -22,7 +22,11 @@ SENT = (ColumnSpec(name="value", type="string"), ColumnSpec(name="batch_id", typ
 class SinkAnalyzer(AnalyzerBase):
     """Outputs written to a Kafka topic."""
 
-    def _sink(self, node: nodes.CreateAs) -> None:
+    def _sink(self, node: expressions.CreateAs, kind: Kind, output: Step | None) -> None:
+        """The sink step of ``output`` (of ``kind``). With no output (its query
+        reads a name whose statement was rejected, and was skipped), the
+        options are checked all the same and no step is added: they are this
+        statement's own, and their errors are reported with the earlier one."""
         name = name_of(node.this)
         props = node.args.get("options") or []
         options = {p.name.lower(): _value(p) for p in props}
@@ -41,10 +45,10 @@ class SinkAnalyzer(AnalyzerBase):
             if key not in SINK_OPTIONS and not key.startswith("properties."):
                 raise SqlError(pos(key), f"option '{key}' is not one of an output topic's",
                                f"use {', '.join(sorted(SINK_OPTIONS))} or properties.<name>")
-        output = next(s for s in reversed(self.steps) if s.output == name)
-        table = output.kind == Kind.TABLE
-        normalized = kafka_options(node, {"format": "kafka", **options}, name, table, pos,
-                                   self.stmt.pos)
+        normalized = kafka_options(node, {"format": "kafka", **options}, name,
+                                   kind == Kind.TABLE, pos, self.stmt.pos)
+        if output is None:
+            return
         self._add(SinkStep(
             id=self._fresh_id(f"{name}_topic"), inputs=(output.id,), where=self.stmt.where,
             sql=self.stmt.parsed.text, topic=normalized["topic"], options=normalized,

@@ -4,7 +4,7 @@ event time and watermark checked."""
 
 from __future__ import annotations
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.analysis.base import AnalyzerBase, name_of
 from splice.sql.analysis.kafka import KAFKA_OPTIONS, is_kafka, kafka_options
 from splice.sql.analysis.lenses_topics import topic_declaration
@@ -22,7 +22,7 @@ SOURCE_FORMATS = {"delta", "json", "csv", "parquet", "kafka"}
 class SourceAnalyzer(AnalyzerBase):
     """Source declarations."""
 
-    def _source(self, node: nodes.CreateSource) -> None:
+    def _source(self, node: expressions.CreateSource) -> None:
         name = name_of(node.this)
         kind_word = node.args["kind"].upper()
         pos = self.stmt.pos(node)
@@ -129,7 +129,7 @@ class SourceAnalyzer(AnalyzerBase):
             tombstone_columns=tombstone,
         ), name)
 
-    def _options(self, node: nodes.CreateSource) -> dict[str, str]:
+    def _options(self, node: expressions.CreateSource) -> dict[str, str]:
         out: dict[str, str] = {}
         for prop in node.args.get("options") or []:
             key = prop.name.lower()
@@ -137,11 +137,11 @@ class SourceAnalyzer(AnalyzerBase):
             out[key] = value.name if isinstance(value, exp.Expression) else str(value)
         return out
 
-    def _option_pos(self, node: nodes.CreateSource, key: str) -> Position:
+    def _option_pos(self, node: expressions.CreateSource, key: str) -> Position:
         prop = [p for p in node.args.get("options") or [] if p.name.lower() == key][-1]
         return self.stmt.pos(prop.args.get("value") or prop)
 
-    def _watermark_ms(self, watermark: nodes.Watermark) -> int:
+    def _watermark_ms(self, watermark: expressions.Watermark) -> int:
         expr = watermark.expression
         column = watermark.this.name.lower()
         if isinstance(expr, exp.Column) and expr.name.lower() == column:
@@ -155,7 +155,7 @@ class SourceAnalyzer(AnalyzerBase):
                        f"write WATERMARK FOR {column} AS {column} - INTERVAL '20' SECOND")
 
 
-def _declared_keys(node: nodes.CreateSource) -> list[str]:
+def _declared_keys(node: expressions.CreateSource) -> list[str]:
     """The key columns the column list declares: ``id INT PRIMARY KEY``,
     ksqlDB's ``id INT KEY``, RisingWave's ``PRIMARY KEY (a, b)``."""
     keys = [c.name for c in node.expressions

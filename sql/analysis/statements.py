@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Self
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.analysis.base import AnalyzerBase, CurrentStatement, name_of
 from splice.sql.errors import SqlError, SqlErrors
 from splice.sql.intervals import parse_duration_ms
@@ -26,8 +26,8 @@ SETTINGS = {"join.grace.period", "join.late.match.retention"}
 ACCEPTED_SETTINGS = {"defaults.topic.autocreate", "auto.offset.reset",
                      "processing.guarantee", "commit.interval.ms"}
 
-_NAME_OF = {nodes.CreateSource: "source name", nodes.WithStep: "step name",
-            nodes.InsertInto: "output name", nodes.CreateAs: "output name"}
+_NAME_OF = {expressions.CreateSource: "source name", expressions.WithStep: "step name",
+            expressions.InsertInto: "output name", expressions.CreateAs: "output name"}
 
 
 class StatementAnalyzer(AnalyzerBase):
@@ -67,34 +67,39 @@ class StatementAnalyzer(AnalyzerBase):
         return Pipeline(name=self.name, steps=tuple(self.steps), explain=tuple(self.explained))
 
     def _statement(self, node: exp.Expression) -> None:
-        if isinstance(node, (nodes.CreateSource, nodes.WithStep, nodes.InsertInto,
-                             nodes.CreateAs)):
+        if isinstance(node, (expressions.CreateSource, expressions.WithStep, expressions.InsertInto,
+                             expressions.CreateAs)):
             check_name(name_of(node.this), self.stmt.pos(node.this), _NAME_OF[type(node)])
-        if isinstance(node, nodes.Explain):
+        if isinstance(node, expressions.Explain):
             before = len(self.steps)
             self._statement(node.this)
             self.explained.extend(s.id for s in self.steps[before:])
-        elif isinstance(node, nodes.CreateSource):
+        elif isinstance(node, expressions.CreateSource):
             self._source(node)
-        elif isinstance(node, nodes.SetOption):
+        elif isinstance(node, expressions.SetOption):
             self._set(node)
-        elif isinstance(node, nodes.WithStep):
+        elif isinstance(node, expressions.WithStep):
             self._query(node.this.name, node.expression, output=None, forced=None)
-        elif isinstance(node, nodes.InsertInto):
+        elif isinstance(node, expressions.InsertInto):
             self._query(name_of(node.this), node.expression, output=name_of(node.this), forced=None)
-        elif isinstance(node, nodes.CreateAs):
+        elif isinstance(node, expressions.CreateAs):
             kind = node.args["kind"].upper()
             forced = {"STREAM": Kind.STREAM, "TABLE": Kind.TABLE}.get(kind)
-            self._query(name_of(node.this), node.expression, output=name_of(node.this),
-                        forced=forced)
+            final = self._query(name_of(node.this), node.expression,
+                                output=name_of(node.this), forced=forced)
             if node.args.get("options") is not None:
-                self._sink(node)
+                # Checked even when the query was skipped (it reads a rejected
+                # statement's name): the sink's options are this statement's own.
+                # A skipped query's kind is unknown without CREATE STREAM|TABLE:
+                # a table's options are the wider set, so none is refused wrongly.
+                kind = final.kind if final is not None else forced or Kind.TABLE
+                self._sink(node, kind, final)
         else:  # the parser admits only the statement types above
             raise SqlError(self.stmt.pos(node), "this statement cannot be part of a pipeline",
                            "use CREATE STREAM/TABLE/SOURCE, WITH, INSERT INTO, CREATE ... AS, "
                            "SET or EXPLAIN")
 
-    def _set(self, node: nodes.SetOption) -> None:
+    def _set(self, node: expressions.SetOption) -> None:
         name = str(node.this).lower()
         value_node = node.expression
         value = value_node.name if isinstance(value_node, exp.Expression) else str(value_node)
@@ -116,9 +121,10 @@ class StatementAnalyzer(AnalyzerBase):
 
 
 def _declared_name(node: exp.Expression) -> str | None:
-    if isinstance(node, nodes.Explain):
+    if isinstance(node, expressions.Explain):
         return _declared_name(node.this)
-    if isinstance(node, nodes.STATEMENT_TYPES) and not isinstance(node, nodes.SetOption):
+    if (isinstance(node, expressions.STATEMENT_TYPES)
+            and not isinstance(node, expressions.SetOption)):
         target = node.this
         return name_of(target) if isinstance(target, exp.Expression) else None
     return None

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.analysis.base import AnalyzerBase, quote
 from splice.sql.columns import ROWTIME
 from splice.sql.errors import SqlError
@@ -17,7 +17,7 @@ from sqlglot import exp
 class WindowTableAnalyzer(AnalyzerBase):
     """TUMBLE and HOP in FROM."""
 
-    def _windowed_input(self, node: nodes.WindowTable, side: str) -> Input:
+    def _windowed_input(self, node: expressions.WindowTable, side: str) -> Input:
         """``TUMBLE(s, ts, size)`` / ``HOP(s, ts, slide, size)``: ``s`` with
         the columns ``window_start`` and ``window_end``, from a projection step
         (HOP gives one row per window a record falls in)."""
@@ -66,7 +66,7 @@ class WindowTableAnalyzer(AnalyzerBase):
                      views=[plain_view(alias, step.relation)], position=pos, node=table,
                      windowed=WindowedBy(kind=kind, size_ms=size, slide_ms=slide, position=pos))
 
-    def _check_window_time(self, node: nodes.WindowTable, base: Input, kind: str) -> None:
+    def _check_window_time(self, node: expressions.WindowTable, base: Input, kind: str) -> None:
         """The time column of TUMBLE / HOP must be the stream's event time:
         windows close as event time passes them."""
         column = node.args["column"]

@@ -1,6 +1,6 @@
 """Durations: ``5s``, ``500ms``, ``5 SECONDS``, ``INTERVAL '1' MINUTE``.
 
-Every duration becomes a :class:`splice.sql.nodes.Duration` holding its amount, its
+Every duration becomes a :class:`splice.sql.expressions.Duration` holding its amount, its
 canonical unit and its length in milliseconds; a duration that is negative,
 has no unit, is not a whole number of milliseconds or is longer than Spark
 can hold (:mod:`splice.sql.limits`) is rejected here.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import typing as t
 from decimal import Decimal, InvalidOperation
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.limits import FIX_TEXT, too_long, too_long_rule
 from splice.sql.parsing.base import ParserBase
 from splice.sql.parsing.lexical import is_unit, split_compact_duration
@@ -20,7 +20,7 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.parser import SENTINEL_NONE
 from sqlglot.tokens import Token, TokenType
 
-# The canonical unit name for each length of unit in nodes.UNIT_MILLIS.
+# The canonical unit name for each length of unit in expressions.UNIT_MILLIS.
 CANONICAL_UNITS: dict[int, str] = {
     1: "MILLISECOND",
     1_000: "SECOND",
@@ -37,10 +37,10 @@ class DurationParser(ParserBase):
 
     EXPRESSION_PARSERS: t.ClassVar = {
         **Spark.Parser.EXPRESSION_PARSERS,
-        nodes.Duration: lambda self: self._parse_required_duration("the setting"),
+        expressions.Duration: lambda self: self._parse_required_duration("the setting"),
     }
 
-    def _parse_required_duration(self, context: str) -> nodes.Duration:
+    def _parse_required_duration(self, context: str) -> expressions.Duration:
         token = self._curr
         duration = self._parse_duration()
         if duration is not None:
@@ -56,7 +56,7 @@ class DurationParser(ParserBase):
         self._fail(f"syntax error: expected a duration after {context}",
                    f"write a duration such as {DURATION_EXAMPLES}", token or SENTINEL_NONE)
 
-    def _parse_duration(self) -> nodes.Duration | None:
+    def _parse_duration(self) -> expressions.Duration | None:
         """``5s``, ``500ms``, ``5 SECONDS``, ``1 HOUR``, ``INTERVAL '1' MINUTE``,
         ``INTERVAL '1 minute'``; ``None`` when no duration starts here."""
         token = self._curr
@@ -76,7 +76,7 @@ class DurationParser(ParserBase):
 
     def _duration_from_interval(
         self, interval: exp.Expr | None, token: Token
-    ) -> nodes.Duration:
+    ) -> expressions.Duration:
         amount = interval.this if isinstance(interval, exp.Interval) else None
         unit = interval.args.get("unit") if isinstance(interval, exp.Interval) else None
         if not isinstance(amount, exp.Literal) or not isinstance(unit, exp.Var):
@@ -84,8 +84,8 @@ class DurationParser(ParserBase):
                        "write INTERVAL '5' SECOND or INTERVAL '1 minute'", token)
         return self._make_duration(amount.name, unit.name, token)
 
-    def _make_duration(self, amount: str, unit: str, token: Token) -> nodes.Duration:
-        unit_millis = nodes.UNIT_MILLIS.get(unit.upper())
+    def _make_duration(self, amount: str, unit: str, token: Token) -> expressions.Duration:
+        unit_millis = expressions.UNIT_MILLIS.get(unit.upper())
         if unit_millis is None:
             self._fail(f"unsupported time unit {unit} in a duration",
                        "use MILLISECONDS, SECONDS, MINUTES, HOURS or DAYS", token)
@@ -104,7 +104,7 @@ class DurationParser(ParserBase):
         if too_long(int(millis)):
             self._fail(too_long_rule(f"{amount} {unit}"), FIX_TEXT, token)
         return self.expression(
-            nodes.Duration(this=exp.Literal.number(amount),
+            expressions.Duration(this=exp.Literal.number(amount),
                            unit=CANONICAL_UNITS[unit_millis], millis=int(millis)),
             token,
         )

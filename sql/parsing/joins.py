@@ -4,14 +4,15 @@ A table may carry an s-Server ``OVER (...)`` window (between its name and its
 alias, or after the alias) and RisingWave's ``FOR SYSTEM_TIME AS OF
 PROCTIME()``; a join may carry ``WITHIN ...`` and ``GRACE PERIOD ...`` before
 or after its ON. These become extra arguments of the standard sqlglot nodes
-(``stream_window``, ``proctime``, ``within``, ``grace``).
+(``stream_window``, ``proctime``, ``within``, ``grace``; ``comma`` on the
+join of ``FROM a, b``).
 """
 
 from __future__ import annotations
 
 import typing as t
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.parsing.windows import WindowParser
 from sqlglot import exp
 from sqlglot.tokens import TokenType
@@ -23,8 +24,8 @@ _JOIN_WINDOW_META = "splice_join_window"
 class _JoinWindow(t.NamedTuple):
     """A join's window clauses: ``WITHIN ...`` and ``GRACE PERIOD ...``."""
 
-    within: nodes.Within | None
-    grace: nodes.Duration | None
+    within: expressions.Within | None
+    grace: expressions.Duration | None
 
 
 class JoinParser(WindowParser):
@@ -162,20 +163,22 @@ class JoinParser(WindowParser):
         if grace is not None:
             join.set("grace", grace)
 
-        # LEFT OUTER = LEFT; Lenses' bare OUTER JOIN = FULL; a comma = CROSS.
+        # LEFT OUTER = LEFT; Lenses' bare OUTER JOIN = FULL; a comma = CROSS,
+        # marked ``comma``: its WHERE is its condition (sql/where_parts.py).
         if join.kind == "OUTER":
             join.set("kind", None)
             if not join.side:
                 join.set("side", "FULL")
         if comma:
             join.set("kind", "CROSS")
+            join.set("comma", True)
         on = join.args.get("on")
         if isinstance(on, exp.Paren):
             join.set("on", on.this)
 
     def _parse_join_window(self) -> _JoinWindow:
-        within: nodes.Within | None = None
-        grace: nodes.Duration | None = None
+        within: expressions.Within | None = None
+        grace: expressions.Duration | None = None
         if self._match_text_seq("WITHIN"):
             if self._match(TokenType.L_PAREN):
                 before = self._parse_required_duration("WITHIN (")
@@ -186,10 +189,10 @@ class JoinParser(WindowParser):
                 if not self._match(TokenType.R_PAREN):
                     self._fail("syntax error: expected ')' to close WITHIN (before, after)",
                                "write WITHIN (1 MINUTE, 2 MINUTES)")
-                within = self.expression(nodes.Within(this=before, expression=after))
+                within = self.expression(expressions.Within(this=before, expression=after))
             else:
                 within = self.expression(
-                    nodes.Within(this=self._parse_required_duration("WITHIN"))
+                    expressions.Within(this=self._parse_required_duration("WITHIN"))
                 )
         if self._match_text_seq("GRACE"):
             if not self._match_text_seq("PERIOD"):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import typing as t
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.parsing.base import ParserBase
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
@@ -70,7 +70,7 @@ def split_compact_duration(text: str) -> tuple[str, str] | None:
     while cut < len(text) and (text[cut].isdigit() or text[cut] == "."):
         cut += 1
     amount, unit = text[:cut], text[cut:]
-    if not amount or not amount[0].isdigit() or unit.upper() not in nodes.UNIT_MILLIS:
+    if not amount or not amount[0].isdigit() or unit.upper() not in expressions.UNIT_MILLIS:
         return None
     return amount, unit
 
@@ -83,7 +83,7 @@ def is_text(token: Token | None, text: str) -> bool:
 def is_unit(token: Token | None) -> bool:
     """Whether ``token`` is an unquoted time unit (``SECONDS``, ``ms`` ...)."""
     return bool(token) and token.token_type not in QUOTED_TOKENS and (
-        token.text.upper() in nodes.UNIT_MILLIS
+        token.text.upper() in expressions.UNIT_MILLIS
     )
 
 
@@ -152,7 +152,7 @@ class LexicalParser(ParserBase):
     def _parse_object_name(self) -> exp.Identifier | None:
         """A statement's name: parts joined by dots, each possibly
         hyphenated, kept whole in one identifier (``stocks.order_quantity``,
-        ``target-topic``) as :func:`splice.sql.nodes.table_name` reads a table."""
+        ``target-topic``) as :func:`splice.sql.expressions.table_name` reads a table."""
         first = self._parse_name_part()
         if first is None:
             return None

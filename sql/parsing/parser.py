@@ -11,6 +11,6 @@ class SpliceParser(StatementParser, SelectParser, JoinParser):
     """Spark SQL with the streaming-join statements and clauses of Splice.
 
     Expressions stay standard sqlglot nodes; what the streaming dialects add
-    is parsed into the nodes of :mod:`splice.sql.nodes` or into extra arguments of
+    is parsed into the nodes of :mod:`splice.sql.expressions` or into extra arguments of
     standard nodes, as that module's docstring describes.
     """

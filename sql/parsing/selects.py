@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typing as t
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.parsing.lexical import QUOTED_TOKENS, LexicalParser, is_word_token
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
@@ -118,7 +118,7 @@ class SelectParser(LexicalParser):
 
     def _parse_projection(self) -> exp.Expr | None:
         """One projection: ``expr [AS] alias``, or the dotted target
-        ``expr AS x.a`` (a :class:`nodes.PathAlias`); aliases may be
+        ``expr AS x.a`` (a :class:`expressions.PathAlias`); aliases may be
         hyphenated (``_key AS old-key``)."""
         this = self._parse_expression()
         if not isinstance(this, exp.Alias):
@@ -138,6 +138,6 @@ class SelectParser(LexicalParser):
         if len(path) == 1:
             this.set("alias", path[0])
             return this
-        path_alias = self.expression(nodes.PathAlias(this=this.this, path=path))
+        path_alias = self.expression(expressions.PathAlias(this=this.this, path=path))
         path_alias.add_comments(this.pop_comments())
         return path_alias

@@ -3,7 +3,7 @@ the column list, the watermark and the options of a declared source."""
 
 from __future__ import annotations
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.parsing.lexical import LexicalParser, is_text, is_word_token
 from sqlglot import exp
 from sqlglot.parser import SENTINEL_NONE
@@ -13,10 +13,10 @@ from sqlglot.tokens import TokenType
 class SourceParser(LexicalParser):
     """The body of a source declaration, after its name."""
 
-    def _parse_create_source(self, kind: str, name: exp.Identifier) -> nodes.CreateSource:
+    def _parse_create_source(self, kind: str, name: exp.Identifier) -> expressions.CreateSource:
         context = f"CREATE {kind} {name.name}"
         columns: list[exp.Expr] = []
-        watermark: nodes.Watermark | None = None
+        watermark: expressions.Watermark | None = None
         primary_key: exp.PrimaryKey | None = None
         while True:
             if self._match(TokenType.PRIMARY_KEY):  # RisingWave: PRIMARY KEY (a, b)
@@ -54,13 +54,13 @@ class SourceParser(LexicalParser):
                 self._advance()
                 properties = self._parse_source_options(context, "PROPERTIES")
             return self.expression(
-                nodes.CreateSource(this=name, kind=kind, expressions=columns,
+                expressions.CreateSource(this=name, kind=kind, expressions=columns,
                                    watermark=watermark, options=options,
                                    primary_key=primary_key, topic_format=topic_format,
                                    properties=properties))
         row_format, row_encode = self._parse_row_format(context)
         return self.expression(
-            nodes.CreateSource(this=name, kind=kind, expressions=columns,
+            expressions.CreateSource(this=name, kind=kind, expressions=columns,
                                watermark=watermark, options=options, primary_key=primary_key,
                                row_format=row_format, row_encode=row_encode)
         )
@@ -157,7 +157,7 @@ class SourceParser(LexicalParser):
         column = exp.ColumnDef(this=exp.to_identifier(name.name), kind=kind)
         return self.expression(column, first)
 
-    def _parse_watermark(self, context: str) -> nodes.Watermark:
+    def _parse_watermark(self, context: str) -> expressions.Watermark:
         column = self._parse_id_var(any_token=False)
         if not isinstance(column, exp.Identifier):
             self._fail(f"syntax error: expected the time column after WATERMARK FOR in "
@@ -170,7 +170,7 @@ class SourceParser(LexicalParser):
         if expression is None:
             self._fail(f"syntax error: expected an expression after WATERMARK FOR "
                        f"{column.name} AS", f"write {column.name} - INTERVAL '5' SECOND")
-        return self.expression(nodes.Watermark(this=column, expression=expression))
+        return self.expression(expressions.Watermark(this=column, expression=expression))
 
     def _parse_source_options(self, context: str, clause: str = "WITH") -> list[exp.Property]:
         if not self._match(TokenType.L_PAREN):

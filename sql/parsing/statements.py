@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typing as t
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.parsing.lexical import is_text
 from splice.sql.parsing.sources import SourceParser
 from sqlglot import exp
@@ -23,7 +23,7 @@ PIPELINE_STATEMENTS = (
 
 
 class StatementParser(SourceParser):
-    """Statements, each parsed into a node of :data:`splice.sql.nodes.STATEMENT_TYPES`."""
+    """Statements, each parsed into a node of :data:`splice.sql.expressions.STATEMENT_TYPES`."""
 
     STATEMENT_PARSERS: t.ClassVar = {
         **Spark.Parser.STATEMENT_PARSERS,
@@ -45,11 +45,11 @@ class StatementParser(SourceParser):
         if statement is None:
             statement = super()._parse_statement()
 
-        if isinstance(statement, nodes.STATEMENT_TYPES):
+        if isinstance(statement, expressions.STATEMENT_TYPES):
             statement.meta.setdefault("offset", start.start)
         return statement
 
-    def _parse_explain(self) -> nodes.Explain:
+    def _parse_explain(self) -> expressions.Explain:
         self._advance()
         first = self._curr
         if not first:
@@ -57,12 +57,13 @@ class StatementParser(SourceParser):
                        "write EXPLAIN followed by a pipeline statement, e.g. "
                        "EXPLAIN INSERT INTO out SELECT ...")
         inner = self._parse_statement()
-        if not isinstance(inner, nodes.STATEMENT_TYPES) or isinstance(inner, nodes.Explain):
+        if (not isinstance(inner, expressions.STATEMENT_TYPES)
+                or isinstance(inner, expressions.Explain)):
             self._fail(f"EXPLAIN explains one pipeline statement: {PIPELINE_STATEMENTS}",
                        "put one of these statements after EXPLAIN", first)
-        return self.expression(nodes.Explain(this=inner))
+        return self.expression(expressions.Explain(this=inner))
 
-    def _parse_with_step(self) -> nodes.WithStep | None:
+    def _parse_with_step(self) -> expressions.WithStep | None:
         """Lenses' standalone ``WITH name AS (SELECT ...)``. Anything else
         that starts with WITH (a CTE in front of a query) is left to the
         standard parser, and the script rejects it as not a pipeline
@@ -86,9 +87,9 @@ class StatementParser(SourceParser):
                            "write one `WITH name AS (SELECT ...);` statement per step")
             self._retreat(index)
             return None
-        return self.expression(nodes.WithStep(this=name, expression=query))
+        return self.expression(expressions.WithStep(this=name, expression=query))
 
-    def _parse_splice_create(self) -> nodes.CreateAs | nodes.CreateSource:
+    def _parse_splice_create(self) -> expressions.CreateAs | expressions.CreateSource:
         kind = self._parse_create_kind()
         if kind is None:
             self._fail("syntax error: expected STREAM, TABLE, SOURCE or MATERIALIZED VIEW "
@@ -139,7 +140,7 @@ class StatementParser(SourceParser):
         return None
 
     def _parse_create_as(self, kind: str, name: exp.Identifier,
-                         options: list[exp.Property] | None = None) -> nodes.CreateAs:
+                         options: list[exp.Property] | None = None) -> expressions.CreateAs:
         if kind == "SOURCE":
             self._fail("CREATE SOURCE declares a source and cannot be AS SELECT",
                        f"write CREATE STREAM {name.name} AS SELECT ... for a derived stream",
@@ -147,11 +148,11 @@ class StatementParser(SourceParser):
         query = self._parse_statement_query(f"CREATE {kind} {name.name} AS")
         emit_changes = self._parse_emit_changes()
         return self.expression(
-            nodes.CreateAs(this=name, kind=kind, expression=query, emit_changes=emit_changes,
+            expressions.CreateAs(this=name, kind=kind, expression=query, emit_changes=emit_changes,
                            options=options)
         )
 
-    def _parse_splice_insert(self) -> nodes.InsertInto:
+    def _parse_splice_insert(self) -> expressions.InsertInto:
         if not self._match(TokenType.INTO):
             self._fail("syntax error: expected INTO after INSERT",
                        "write INSERT INTO <name> SELECT ...")
@@ -163,7 +164,7 @@ class StatementParser(SourceParser):
         query = self._parse_statement_query(f"INSERT INTO {name.name}")
         # ksqlDB writes EMIT CHANGES on every push query; here every query is one.
         self._parse_emit_changes()
-        return self.expression(nodes.InsertInto(this=name, expression=query))
+        return self.expression(expressions.InsertInto(this=name, expression=query))
 
     def _parse_statement_query(self, context: str) -> exp.Expr:
         """The query of a statement: a SELECT (or a WITH ... SELECT)."""
@@ -184,7 +185,7 @@ class StatementParser(SourceParser):
                        "write EMIT CHANGES, or nothing: every Splice query emits changes")
         return True
 
-    def _parse_set_option(self) -> nodes.SetOption:
+    def _parse_set_option(self) -> expressions.SetOption:
         name = self._parse_dotted_word() or self._parse_string_as_identifier()
         if name is None:
             self._fail("syntax error: expected a setting name after SET",
@@ -196,4 +197,4 @@ class StatementParser(SourceParser):
         if value is None:
             self._fail(f"syntax error: expected a value after SET {name.name} =",
                        "give a string, a number, true/false or a word, e.g. '1 HOUR'")
-        return self.expression(nodes.SetOption(this=name.name, expression=value))
+        return self.expression(expressions.SetOption(this=name.name, expression=value))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typing as t
 
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.parsing.durations import DurationParser
 from splice.sql.parsing.lexical import QUOTED_TOKENS, LexicalParser
 from sqlglot import exp
@@ -25,7 +25,7 @@ class WindowParser(DurationParser, LexicalParser):
             and self._next.token_type == TokenType.L_PAREN
         )
 
-    def _parse_window_table(self) -> nodes.WindowTable:
+    def _parse_window_table(self) -> expressions.WindowTable:
         """RisingWave's ``TUMBLE(s, ts, size)`` and ``HOP(s, ts, slide, size)``."""
         opening = self._curr
         kind = opening.text.upper()
@@ -52,7 +52,7 @@ class WindowParser(DurationParser, LexicalParser):
         size = durations[-1]
         slide = durations[0] if kind == "HOP" else None
         return self.expression(
-            nodes.WindowTable(this=source, kind=kind, column=column, size=size, slide=slide,
+            expressions.WindowTable(this=source, kind=kind, column=column, size=size, slide=slide,
                               alias=self._parse_table_alias()),
             opening,
         )
@@ -62,7 +62,7 @@ class WindowParser(DurationParser, LexicalParser):
             self._fail(f"syntax error: expected ',' between the arguments of {call}",
                        f"write {call}")
 
-    def _parse_stream_window(self) -> nodes.StreamWindow | None:
+    def _parse_stream_window(self) -> expressions.StreamWindow | None:
         """s-Server's ``OVER (RANGE ... PRECEDING | ROWS n PRECEDING | ...)``."""
         over = self._curr
         if over.token_type != TokenType.OVER or self._next.token_type != (
@@ -85,7 +85,7 @@ class WindowParser(DurationParser, LexicalParser):
         if not self._match(TokenType.R_PAREN):
             self._fail("syntax error: expected ')' to close OVER (...)",
                        f"write OVER ({kind} ... PRECEDING)")
-        return self.expression(nodes.StreamWindow(this=width, kind=kind), over)
+        return self.expression(expressions.StreamWindow(this=width, kind=kind), over)
 
     def _parse_window_extent(
         self, kind: str, parse_width: t.Callable[[], exp.Expr]

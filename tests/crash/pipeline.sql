@@ -1,4 +1,4 @@
--- The crash-safety pipeline: one step of every kind (tests/test_crash_safety.py).
+-- The crash-safety pipeline: one step of every kind (tests/crash/test_crash_safety.py).
 -- Sources: orders as JSON-lines files, customers, payments and ranks as Delta.
 CREATE STREAM orders (id INT, customer_id INT, item STRING, amount INT, ts TIMESTAMP)
   WITH (location='orders', format='json', key='id', timestamp='ts');

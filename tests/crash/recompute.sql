@@ -1,4 +1,4 @@
--- The table-table join's recompute plan under kills (tests/test_crash_recompute.py):
+-- The table-table join's recompute plan under kills (tests/crash/test_crash_recompute.py):
 -- customer_tiers is read by the step after it, so a recompute MERGEs the rows
 -- that differ; same_tier is read by none, so a recompute overwrites it.
 CREATE TABLE customers (id INT, name STRING, tier INT, ts TIMESTAMP)

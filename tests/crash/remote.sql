@@ -1,5 +1,5 @@
--- Runs killed away from the test's own Spark (tests/test_cluster.py on a
--- standalone cluster, tests/test_connect.py under Spark Connect): a JSON file
+-- Runs killed away from the test's own Spark (tests/engine/test_cluster.py on a
+-- standalone cluster, tests/engine/test_connect.py under Spark Connect): a JSON file
 -- source with its dead letter, a projection (an append: a micro-batch written
 -- twice would show) and a table-table join (a MERGE).
 CREATE STREAM orders (id INT, customer_id INT, item STRING, amount INT, ts TIMESTAMP)

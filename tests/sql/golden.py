@@ -1,7 +1,7 @@
 """Planner golden files: SQL in, EXPLAIN text or error text out.
 
 ``tests/golden/<name>.txt`` holds one case: its SQL, then the plan
-(``splice.runtime.explain.explain_pipeline`` of the analyzed pipeline; a join whose
+(``splice.physical.explain.explain_pipeline`` of the analyzed pipeline; a join whose
 physical operator is not available yet is shown with its strategy and a
 note) or the errors it is rejected with, each as ``file:line:col: rule; fix``.
 
@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 import yaml
+from splice.physical.explain import explain_pipeline
 from splice.runtime.compile import analyze_sources
-from splice.runtime.explain import explain_pipeline
 from splice.sql.errors import SqlErrors
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from splice.physical.explain import explain_pipeline
 from splice.runtime.compile import compile_sources
-from splice.runtime.explain import explain_pipeline
 from splice.sql.plan import AggregateStep, JoinStep, Kind
 
 from tests.conftest import CASES

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from splice.joins.planner import physical_join
-from splice.joins.strategy import Strategy, choose_strategy
-from splice.runtime.explain import explain_step
+from splice.physical.explain import explain_step
+from splice.physical.planner import plan_step
+from splice.physical.strategy import Strategy, choose_strategy
 from splice.sql.plan import AsofInequality, Kind
 
 from tests.sql.helpers import STREAMS, analyze, join_of, only_error
@@ -77,7 +77,7 @@ def test_a_key_projection_is_rejected() -> None:
 def test_explain_names_the_inequality_ties_and_the_recompute() -> None:
     join = join_of(analyze(asof("a.id = b.id AND b.ts <= a.ts", "ASOF LEFT JOIN")))
     text = explain_step(join).render()
-    assert physical_join(join).strategy == Strategy.ASOF
+    assert plan_step(join).strategy == Strategy.ASOF
     for words in ("AsofJoin", "strategy: asof join", "type: ASOF LEFT",
                   "the largest r.`ts` with l.`ts` >= r.`ts`", "smallest r._key (NULL last)",
                   "latest to arrive", "recomputes the left rows of its equality values",

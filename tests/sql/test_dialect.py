@@ -6,7 +6,7 @@ No Spark here: parsing, printing back, node shapes, positions and errors.
 from __future__ import annotations
 
 import pytest
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.dialect import parse_duration
 from sqlglot import exp
 from sqlglot.errors import ParseError
@@ -207,7 +207,7 @@ def test_spark_sql_of_standard_nodes_stays_valid() -> None:
 
 
 # ---------------------------------------------------------------------------
-# (b) the node shapes of the contract (sql/nodes.py)
+# (b) the node shapes of the contract (sql/expressions.py)
 
 
 def test_create_source_shape() -> None:
@@ -215,7 +215,7 @@ def test_create_source_shape() -> None:
         "CREATE SOURCE s1 (id INT NOT NULL, value INT, ts TIMESTAMP, "
         "WATERMARK FOR ts AS ts - INTERVAL '20' SECOND) WITH (location='s1', key='id', n=3)"
     )
-    assert isinstance(node, nodes.CreateSource)
+    assert isinstance(node, expressions.CreateSource)
     assert node.args["kind"] == "SOURCE"
     assert node.this == exp.to_identifier("s1")
     assert [c.name for c in node.expressions] == ["id", "value", "ts"]
@@ -223,7 +223,7 @@ def test_create_source_shape() -> None:
     assert node.expressions[0].args["kind"].sql(dialect="spark") == "INT"
     assert node.expressions[0].args["constraints"]
     watermark = node.args["watermark"]
-    assert isinstance(watermark, nodes.Watermark) and watermark.this.name == "ts"
+    assert isinstance(watermark, expressions.Watermark) and watermark.this.name == "ts"
     assert isinstance(watermark.expression, exp.Sub)
     assert isinstance(watermark.expression.expression, exp.Interval)
     options = node.args["options"]
@@ -241,9 +241,9 @@ def test_source_names_keep_hyphens_and_dots_whole() -> None:
         "stocks.order_quantity"
     )
     table = select("SELECT * FROM stocks.order_quantity").args["from_"].this
-    assert nodes.table_name(table) == "stocks.order_quantity"
+    assert expressions.table_name(table) == "stocks.order_quantity"
     table = select("SELECT * FROM input-topic").args["from_"].this
-    assert nodes.table_name(table) == "input-topic"
+    assert expressions.table_name(table) == "input-topic"
 
 
 @pytest.mark.parametrize(
@@ -256,7 +256,7 @@ def test_source_names_keep_hyphens_and_dots_whole() -> None:
 )
 def test_create_as_shape(sql: str, kind: str, emit: bool) -> None:
     node = statement(sql)
-    assert isinstance(node, nodes.CreateAs)
+    assert isinstance(node, expressions.CreateAs)
     assert node.args["kind"] == kind
     assert node.this.name == "o"
     assert isinstance(node.expression, exp.Select)
@@ -265,15 +265,15 @@ def test_create_as_shape(sql: str, kind: str, emit: bool) -> None:
 
 def test_insert_with_set_explain_shapes() -> None:
     insert = statement("INSERT INTO target-topic SELECT STREAM * FROM a")
-    assert isinstance(insert, nodes.InsertInto) and insert.this.name == "target-topic"
+    assert isinstance(insert, expressions.InsertInto) and insert.this.name == "target-topic"
     assert insert.expression.args["result_kind"] == "STREAM"
 
     step = statement("WITH joined AS (SELECT TABLE * FROM a)")
-    assert isinstance(step, nodes.WithStep) and step.this.name == "joined"
+    assert isinstance(step, expressions.WithStep) and step.this.name == "joined"
     assert step.expression.args["result_kind"] == "TABLE"
 
     setting = statement("SET join.late.match.retention = '1 HOUR'")
-    assert isinstance(setting, nodes.SetOption)
+    assert isinstance(setting, expressions.SetOption)
     assert setting.name == "join.late.match.retention"
     assert setting.expression == exp.Literal.string("1 HOUR")
     assert statement("SET a.b = TRUE").expression == exp.Literal.string("true")
@@ -281,7 +281,8 @@ def test_insert_with_set_explain_shapes() -> None:
     assert statement("SET a.b = word").expression == exp.Literal.string("word")
 
     explain = statement("EXPLAIN WITH s AS (SELECT STREAM * FROM a)")
-    assert isinstance(explain, nodes.Explain) and isinstance(explain.this, nodes.WithStep)
+    assert isinstance(explain, expressions.Explain)
+    assert isinstance(explain.this, expressions.WithStep)
 
 
 @pytest.mark.parametrize(
@@ -315,11 +316,11 @@ def test_path_alias_and_facet_aliases() -> None:
         "f5 AS _value, _key AS old-key, _key.field2, _value.field1 AS f, g h FROM t"
     )
     first, second, third, key, value, old, key_field, value_field, implicit = query.expressions
-    assert isinstance(first, nodes.PathAlias) and first.parts == ["x", "a"]
+    assert isinstance(first, expressions.PathAlias) and first.parts == ["x", "a"]
     assert first.this == exp.column("f1")
-    assert isinstance(second, nodes.PathAlias) and second.parts == ["_key", "a"]
+    assert isinstance(second, expressions.PathAlias) and second.parts == ["_key", "a"]
     assert isinstance(second.this, exp.Paren)
-    assert isinstance(third, nodes.PathAlias) and third.parts == ["foo", "bar", "field1"]
+    assert isinstance(third, expressions.PathAlias) and third.parts == ["foo", "bar", "field1"]
     assert isinstance(key, exp.Alias) and key.alias == "_key"
     assert isinstance(value, exp.Alias) and value.alias == "_value"
     assert isinstance(old, exp.Alias) and old.alias == "old-key"
@@ -391,8 +392,8 @@ def test_multi_way_join_chain() -> None:
 def test_join_windows(clause: str, before: int, after: int | None, grace: int | None) -> None:
     join = only_join(f"SELECT * FROM a {clause}")
     within = join.args["within"]
-    assert isinstance(within, nodes.Within)
-    assert isinstance(within.this, nodes.Duration) and within.this.millis == before
+    assert isinstance(within, expressions.Within)
+    assert isinstance(within.this, expressions.Duration) and within.this.millis == before
     assert (within.expression.millis if within.expression else None) == after
     assert (join.args["grace"].millis if join.args.get("grace") else None) == grace
     assert join.this.name == "b"
@@ -418,7 +419,7 @@ def test_join_windows(clause: str, before: int, after: int | None, grace: int | 
 )
 def test_durations(text: str, amount: str, unit: str, millis: int) -> None:
     duration = parse_duration(text)
-    assert isinstance(duration, nodes.Duration)
+    assert isinstance(duration, expressions.Duration)
     assert duration.this == exp.Literal.number(amount)
     assert duration.args["unit"] == unit
     assert duration.millis == millis
@@ -447,7 +448,7 @@ def test_stream_windows(window: str, kind: str, width: int | None) -> None:
     for table in (query.args["from_"].this, query.args["joins"][0].this):
         assert isinstance(table, exp.Table)
         stream_window = table.args["stream_window"]
-        assert isinstance(stream_window, nodes.StreamWindow)
+        assert isinstance(stream_window, expressions.StreamWindow)
         assert stream_window.args["kind"] == kind
         if width is None:
             assert stream_window.this is None
@@ -477,12 +478,12 @@ def test_window_tables() -> None:
         "ON s1.id = h.id AND s1.window_start = h.window_start"
     )
     tumble = query.args["from_"].this
-    assert isinstance(tumble, nodes.WindowTable) and tumble.args["kind"] == "TUMBLE"
+    assert isinstance(tumble, expressions.WindowTable) and tumble.args["kind"] == "TUMBLE"
     assert isinstance(tumble.this, exp.Table) and tumble.this.name == "s1"
     assert isinstance(tumble.args["column"], exp.Column) and tumble.args["column"].name == "ts"
     assert tumble.args["size"].millis == 60_000 and not tumble.args.get("slide")
     hop = query.args["joins"][0].this
-    assert isinstance(hop, nodes.WindowTable) and hop.args["kind"] == "HOP"
+    assert isinstance(hop, expressions.WindowTable) and hop.args["kind"] == "HOP"
     assert hop.args["slide"].millis == 60_000 and hop.args["size"].millis == 300_000
     assert hop.alias == "h"
     assert query.find(exp.EQ).this == exp.column("id", table="s1")
@@ -500,6 +501,6 @@ def test_expressions_stay_standard() -> None:
     assert rowtime == exp.column("rowtime")
     assert isinstance(query.args["where"].this, exp.Between)
     assert query.find(exp.Interval) is not None
-    assert query.find(nodes.Duration) is None
+    assert query.find(expressions.Duration) is None
 
 

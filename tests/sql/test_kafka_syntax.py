@@ -6,8 +6,8 @@ they compile to, and the positioned errors of what is not supported."""
 from __future__ import annotations
 
 import pytest
+from splice.physical.explain import explain_step
 from splice.runtime.compile import compile_text
-from splice.runtime.explain import explain_step
 from splice.sql.errors import SqlErrors
 from splice.sql.plan import MaterializeStep, SourceStep
 

@@ -8,7 +8,7 @@ import random
 
 import pytest
 import yaml
-from splice.sql import nodes
+from splice.sql import expressions
 from splice.sql.dialect import Splice
 from splice.sql.errors import Position, SqlErrors
 from splice.sql.script import ParsedStatement, node_position, parse_partial, parse_script
@@ -32,7 +32,7 @@ def test_every_case_parses() -> None:
         statements = parse_script(sql, path.name)
         assert statements, path.name
         for parsed in statements:
-            assert isinstance(parsed.node, nodes.STATEMENT_TYPES), path.name
+            assert isinstance(parsed.node, expressions.STATEMENT_TYPES), path.name
             assert parsed.text and not parsed.text.endswith(";"), path.name
             assert sql[_offset(sql, parsed.position) :].startswith(parsed.text), path.name
 
@@ -69,7 +69,7 @@ SELECT STREAM o.id
 
 def test_parse_script_statements_and_positions() -> None:
     statements = parse_script(SCRIPT, "p.sql")
-    assert [type(s.node) for s in statements] == [nodes.CreateSource, nodes.InsertInto]
+    assert [type(s.node) for s in statements] == [expressions.CreateSource, expressions.InsertInto]
     create, insert = statements
     assert isinstance(create, ParsedStatement)
     assert create.position == Position("p.sql", 2, 1)

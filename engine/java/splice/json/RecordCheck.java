@@ -31,7 +31,7 @@ import org.apache.spark.types.variant.VariantUtil;
  * reads the same tokens. What the builder alone judges (a lone surrogate,
  * an integer too long for a long, a long fraction, a long text) hands the
  * record to {@link #exactVerdict}, which builds the variant as Spark does;
- * tests/test_json_source.py checks that the walk never answers otherwise.
+ * tests/operators/test_json_source.py checks that the walk never answers otherwise.
  */
 public final class RecordCheck {
     /** The object is whole. */

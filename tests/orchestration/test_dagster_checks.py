@@ -1,0 +1,69 @@
+"""Asset checks from what Splice knows (orchestration/checks.py), as
+Dagster reports them: passing and failing, with their counts."""
+
+from __future__ import annotations
+
+import pytest
+from dagster import AssetCheckSeverity, materialize
+from splice.orchestration.assets import build_assets
+from splice.resources.spark import SparkResource
+
+from tests.helpers.pipeline import append, make_io
+
+SQL = """
+CREATE STREAM orders (id INT, customer_id INT, item STRING)
+  WITH (location='orders', format='json', key='id');
+CREATE TABLE latest AS SELECT * FROM orders;
+"""
+
+
+def _checks(result) -> dict[str, tuple[bool, AssetCheckSeverity, dict]]:
+    return {e.check_name: (e.passed, e.severity, {k: v.value for k, v in e.metadata.items()})
+            for e in result.get_asset_check_evaluations()}
+
+
+@pytest.mark.spark
+def test_checks_pass_and_fail_with_their_counts(spark, warehouse) -> None:
+    io = make_io(spark, warehouse, SQL, name="checked")
+    assets = build_assets(io.pipeline)
+    resources = {"spark": SparkResource(), "warehouse": warehouse}
+    append(io, "orders", [{"id": 1, "customer_id": 1, "item": "a"},
+                          {"id": 2, "customer_id": "two", "item": "b"}])
+    first = _checks(materialize(assets, resources=resources))
+    assert first["no_dead_letters"][:2] == (False, AssetCheckSeverity.WARN)
+    assert first["no_dead_letters"][2] == {"dead_letters": 1}
+    assert first["unique_keys"] == (True, AssetCheckSeverity.ERROR, {"duplicated_keys": 0})
+    assert first["schema_matches_plan"][:2] == (True, AssetCheckSeverity.ERROR)
+
+    # Behind Splice's back: a second row for key 1, with a column the plan lacks.
+    latest = io.table_path(io.pipeline.outputs["latest"])
+    row = spark.read.format("delta").load(latest).limit(1)
+    (row.selectExpr("*", "'x' AS extra").write.format("delta").mode("append")
+     .option("mergeSchema", "true").save(latest))
+    append(io, "orders", [{"id": 3, "customer_id": 1, "item": "c"}])
+    second = _checks(materialize(assets, resources=resources))
+    assert second["no_dead_letters"] == (True, AssetCheckSeverity.WARN, {"dead_letters": 0})
+    assert second["unique_keys"] == (False, AssetCheckSeverity.ERROR, {"duplicated_keys": 1})
+    passed, severity, metadata = second["schema_matches_plan"]
+    assert (passed, severity) == (False, AssetCheckSeverity.ERROR)
+    assert metadata["differences"] == "- 5 columns planned, 6 in the table"
+    assert "in the table" in metadata and metadata["in the table"][-1] == ["extra", "string"]
+
+
+@pytest.mark.parametrize("join, expected", [
+    ("FROM o JOIN p WITHIN 1 MINUTE ON o.id = p.id",
+     {"schema_matches_plan", "no_late_records_dropped"}),
+    ("FROM o LEFT JOIN pt ON o.id = pt.id", {"schema_matches_plan"}),
+])
+def test_which_steps_check_late_records(join: str, expected: set[str]) -> None:
+    from dagster import AssetKey
+    from splice.orchestration.checks import check_specs
+    from splice.runtime.compile import compile_text
+
+    pipeline = compile_text(
+        "CREATE STREAM o (id INT, ts TIMESTAMP) WITH (location='o', timestamp='ts');\n"
+        "CREATE STREAM p (id INT, ts TIMESTAMP) WITH (location='p', timestamp='ts');\n"
+        "CREATE TABLE pt (id INT, v INT) WITH (location='pt', key='id');\n"
+        f"INSERT INTO out SELECT STREAM o.id AS oid {join};\n", file="j.sql", name="j")
+    step = pipeline.outputs["out"]
+    assert {s.name for s in check_specs(step, AssetKey(["j", "out"]), pipeline)} == expected
