@@ -28,14 +28,19 @@ from typing import Any
 from splice.engine import fs
 from splice.engine.io import StepIO
 from splice.sql.plan import Pipeline, SourceStep, Step
+from splice.sql.value_schemas import RESOLVED
 
 FILE = "splice_definition.json"
 _POSITION = {"where", "sql"}
 
 
 def definition(step: Step) -> dict[str, Any]:
-    """What the step computes, as JSON-able data."""
-    return step.model_dump(mode="json", exclude=_POSITION)
+    """What the step computes, as JSON-able data (an Avro source's schema
+    id found at compile time left out: splice.sql.value_schemas.RESOLVED)."""
+    data = step.model_dump(mode="json", exclude=_POSITION)
+    if isinstance(data.get("options"), dict):
+        data["options"].pop(RESOLVED, None)
+    return data
 
 
 def definition_hash(step: Step) -> str:

@@ -69,6 +69,10 @@ class StepIO:
     # What a Kafka source does with records its broker deleted unread
     # (SpliceSettings.kafka_lost_records; None: SPLICE_KAFKA_LOST_RECORDS).
     kafka_lost_records: str | None = None
+    # The schema registry's client settings (SpliceSettings' registry, as
+    # splice.engine.schema_registry.registry_config gives them); None: the
+    # settings of the environment and splice.yaml.
+    schema_registry: Mapping[str, str] | None = None
     # The checkpoint of the query that reads the streams made here, which
     # decides where a new stream of a table starts (engine/stream_start.py);
     # None: as Delta starts it. ``reading_for`` sets it.
@@ -82,7 +86,7 @@ class StepIO:
         # A plain layout: a Dagster resource (a subclass) holds locks.
         layout = Warehouse(root=self.warehouse.root)
         return _restored_io, (layout, self.pipeline, self.kafka_bootstrap,
-                              self.kafka_lost_records)
+                              self.kafka_lost_records, self.schema_registry)
 
     def table_path(self, step: Step) -> str:
         if isinstance(step, SourceStep):
@@ -181,9 +185,11 @@ def appended_since(spark: SparkSession, path: str, version: int, to: int) -> lis
 
 
 def _restored_io(warehouse: Warehouse, pipeline: PhysicalPlan, kafka_bootstrap: str | None,
-                 kafka_lost_records: str | None = None) -> StepIO:
+                 kafka_lost_records: str | None = None,
+                 schema_registry: Mapping[str, str] | None = None) -> StepIO:
     return StepIO(spark=SparkSession.active(), warehouse=warehouse, pipeline=pipeline,
-                  kafka_bootstrap=kafka_bootstrap, kafka_lost_records=kafka_lost_records)
+                  kafka_bootstrap=kafka_bootstrap, kafka_lost_records=kafka_lost_records,
+                  schema_registry=schema_registry)
 
 
 def notes_since(spark: SparkSession, path: str, version: int | None) -> list[dict]:

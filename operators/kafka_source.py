@@ -48,6 +48,8 @@ from splice.engine.query import BatchTarget, Outcome, Sink, StepQuery
 from splice.engine.session import is_connect
 from splice.engine.settings import ENV, lost_records_policy
 from splice.engine.stream_start import delta_stream
+from splice.operators import avro_values
+from splice.operators.avro_values import Writers, is_avro, writers_of
 from splice.operators.dead_letters import write_checked
 from splice.operators.json_source import converted_once, object_verdict, text_fields, value_reason
 from splice.operators.kafka_fields import any_case_fields
@@ -197,7 +199,8 @@ class KafkaSourceExecutor(SourceExecutor):
             txn, batch_id = target.txn_app, target.batch_id
             # Not cached: written in one pass, its dead letters read again
             # from their range alone (operators.dead_letters.write_checked).
-            decoded = decode(step, batch).select(
+            writers = writers_of(step, io) if is_avro(step) else None
+            decoded = decode(step, batch, writers).select(
                 *stored, "__reason", RECORD_TOPIC,
                 F.when(F.col("__reason") != "", F.col(RECORD_VALUE)).alias(RECORD_VALUE))
             # What failOnDataLoss=false skipped, before the rows. A replay
@@ -269,20 +272,30 @@ def _decoded_key(step: SourceStep, text: Column) -> Column:
     return text.try_cast(key_type)
 
 
-def decode(step: SourceStep, batch: DataFrame) -> DataFrame:
+def decode(step: SourceStep, batch: DataFrame, writers: Writers | None = None) -> DataFrame:
     """Every record with its stored columns and ``__reason``: empty for a
     row to store, NULL for a record skipped (a null value on a stream), else
-    why it goes to the dead letter."""
+    why it goes to the dead letter. ``writers``: the schemas of an Avro
+    source's records (operators/avro_values.py)."""
     table = step.options.get("table") == "true"
+    value_format = step.options.get("value_format", "json")
+    raw = F.col("value")
+    framed, _, after_header = avro_values.header(raw)
+    if value_format == "avro":
+        shown = F.base64(raw)  # the dead letter keeps the bytes
+    elif value_format == "json_sr":
+        shown = F.when(framed, after_header).otherwise(raw).cast("string")
+    else:
+        shown = raw.cast("string")
     records = batch.select(
-        F.col("key").cast("string").alias(RECORD_KEY),
-        F.col("value").cast("string").alias(RECORD_VALUE),
+        F.col("key").cast("string").alias(RECORD_KEY), shown.alias(RECORD_VALUE),
+        raw.alias("__raw"),
         F.col("topic").alias(RECORD_TOPIC), F.col("partition").alias("__partition"),
         F.col("offset").alias("__offset"), F.col("timestamp").alias(RECORD_TIMESTAMP))
     key = F.col("__k")
     keys = step.relation.key_columns
     value = F.col(RECORD_VALUE)
-    tombstone = value.isNull()
+    tombstone = F.col("__raw").isNull()
     typed: dict[str, Column] = {}
     for i, c in enumerate(step.declared):
         converted = F.col(f"__t{i}")
@@ -303,23 +316,33 @@ def decode(step: SourceStep, batch: DataFrame) -> DataFrame:
                         F.concat(F.lit("key '"), F.col(RECORD_KEY), F.lit(
                             f"' is not {step.relation.key_type.upper()} (key format "
                             f"{key_format.upper()})")))
-    keep = [RECORD_VALUE, RECORD_TOPIC, RECORD_KEY, *ORDER, RECORD_TIMESTAMP]
+    keep = [RECORD_VALUE, "__raw", RECORD_TOPIC, RECORD_KEY, *ORDER, RECORD_TIMESTAMP]
     # A tombstone's columns are NULL but its key's, which the key fills.
     columns = [F.when(tombstone, typed[c.name] if c.name in keys else F.lit(None))
                .otherwise(typed[c.name]).cast(c.type).alias(c.name) for c in step.declared]
-    parsed = records.select(*keep, text_fields(step, value).alias("__j"),
-                            object_verdict(value, batch.sparkSession).alias("__verdict"),
-                            _decoded_key(step, F.col(RECORD_KEY)).alias("__k"))
-    # A field spelt in another case than its column still fills it (ksqlDB
-    # writes NAME for a column name): operators/kafka_fields.py.
-    parsed = parsed.select(*keep, any_case_fields(step, F.col("__j"), value, F.col(
-        "__verdict")).alias("__j"), "__verdict", "__k")
-    rows = converted_once(step, parsed, "__j").select(
-        *keep, record_key.alias(KEY), *columns,
-        F.when(~tombstone, F.nullif(value_reason(step, value, "__j", batch.sparkSession),
-                                    F.lit("")))
-        .alias("__value_reason"),
-        key_reason.alias("__key_reason"))
+    if value_format == "avro":
+        if writers is None:
+            raise ValueError(f"source '{step.name}' reads Avro values: decode needs its writers")
+        rows = _avro_rows(step, records, keep, writers, [
+            record_key.alias(KEY), *columns,
+            F.when(~tombstone, F.nullif(F.col("__vr"), F.lit(""))).alias("__value_reason"),
+            key_reason.alias("__key_reason")])
+    else:
+        parsed = records.select(*keep, text_fields(step, value).alias("__j"),
+                                object_verdict(value, batch.sparkSession).alias("__verdict"),
+                                _decoded_key(step, F.col(RECORD_KEY)).alias("__k"))
+        # A field spelt in another case than its column still fills it (ksqlDB
+        # writes NAME for a column name): operators/kafka_fields.py.
+        parsed = parsed.select(*keep, any_case_fields(step, F.col("__j"), value, F.col(
+            "__verdict")).alias("__j"), "__verdict", "__k")
+        reason = value_reason(step, value, "__j", batch.sparkSession)
+        if value_format == "json_sr":
+            unframed = ~avro_values.header(F.col("__raw"))[0]
+            reason = F.when(unframed, F.lit(avro_values.NOT_FRAMED)).otherwise(reason)
+        rows = converted_once(step, parsed, "__j").select(
+            *keep, record_key.alias(KEY), *columns,
+            F.when(~tombstone, F.nullif(reason, F.lit(""))).alias("__value_reason"),
+            key_reason.alias("__key_reason"))
     if step.timestamp_column is None:
         rowtime = F.col(RECORD_TIMESTAMP)
     else:
@@ -332,5 +355,20 @@ def decode(step: SourceStep, batch: DataFrame) -> DataFrame:
     reason = (F.when(tombstone & F.lit(skip_null), F.lit(None).cast("string"))
               .otherwise(F.concat_ws("; ", F.col("__value_reason"), F.col("__key_reason"),
                                      missing_key)))
-    out = [c for c in rows.columns if c not in ("__value_reason", "__key_reason")]
+    out = [c for c in rows.columns if c not in ("__value_reason", "__key_reason", "__raw")]
     return rows.select(*out, rowtime.alias(ROWTIME), reason.alias("__reason"))
+
+
+def _avro_rows(step: SourceStep, records: DataFrame, keep: list[str], writers: Writers,
+               outputs: list[Column]) -> DataFrame:
+    """``records`` decoded as Avro: the record once (``__rec``), its
+    columns once (``__t<i>``), then ``outputs`` over them."""
+    record, header_reason = avro_values.decoded_record(F.col("__raw"), writers)
+    decoded = records.select(*keep, record.alias("__rec"), header_reason.alias("__hr"),
+                             _decoded_key(step, F.col(RECORD_KEY)).alias("__k"))
+    rec = F.col("__rec")
+    typed = decoded.select("*", *[col.alias(f"__t{i}") for i, col in
+                                  enumerate(avro_values.typed_columns(step, rec, writers))])
+    with_reason = typed.select("*", F.when(F.col("__hr") != "", F.col("__hr")).otherwise(
+        avro_values.column_reasons(step, rec, writers)).alias("__vr"))
+    return with_reason.select(*keep, *outputs)

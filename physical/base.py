@@ -88,6 +88,11 @@ class PhysicalNode(BaseModel, ABC):
         node: of its format; a join: of its strategy). Any, by default."""
         return True
 
+    def needs(self) -> tuple[str, ...]:
+        """The connectors this step needs: its kind's ``packages`` (and, for
+        some, ones its options call for)."""
+        return self.packages
+
     def streams_in_place(self, input_id: str) -> bool:
         """Whether this node may stream its input ``input_id`` from a source
         read in place: it streams it, without depending on its arrival
@@ -120,7 +125,7 @@ class PhysicalPlan(Pipeline):
         """The Spark connectors the plan's steps need, beyond Delta (the
         storage's, for a source on ``s3a://``, the Workspace adds:
         ``splice.runtime.workspace.plan_packages``)."""
-        return tuple(dict.fromkeys(p for n in self.nodes.values() for p in n.packages))
+        return tuple(dict.fromkeys(p for n in self.nodes.values() for p in n.needs()))
 
     def source_locations(self) -> list[str]:
         """Where the plan's sources are, for those that name a location."""

@@ -61,17 +61,36 @@ class KafkaSource(SourceNode):
     # with Delta's when a pipeline has a Kafka source).
     packages: ClassVar[tuple[str, ...]] = (
         "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0",)
+    # spark-avro's from_avro decodes Avro values (operators/avro_values.py).
+    avro_packages: ClassVar[tuple[str, ...]] = ("org.apache.spark:spark-avro_2.13:4.2.0",)
+
+    def needs(self) -> tuple[str, ...]:
+        if self.step.options.get("value_format") == "avro":
+            return (*self.packages, *self.avro_packages)
+        return self.packages
 
     def explain(self) -> ExplainNode:
         node = super().explain()
         options = self.step.options
         props = {k: v for k, v in node.props.items() if k != "location"}
+        value_format = options.get("value_format", "json")
         props.update({
             "topic": options.get("topic", ""), "key format": options.get("key_format", ""),
             "offsets": "earliest, then the checkpoint's",
             "null value": "tombstone of its key" if options.get("table") else
             "kept as a row without a value (a tombstone when read as a table)"
             if options.get("null_values") == "tombstone" else "skipped"})
+        if value_format != "json":
+            props["value format"] = value_format.upper()
+        if value_format == "avro":
+            given = options.get("value_schema_id")
+            props["value schema"] = (
+                f"subject '{options.get('value_subject', '')}', schema id "
+                f"{given or options.get('value_schema_resolved', '?')}"
+                + (" (VALUE_SCHEMA_ID)" if given else " (its latest version when compiled)"))
+            props["writer schemas"] = "every version of the subject, resolved to the reader's"
+        elif value_format == "json_sr":
+            props["value schema"] = "JSON after the registry's 5-byte header"
         if self.step.timestamp_column is None:
             props["event time"] = "the record's timestamp"
         return node.model_copy(update={"props": props})

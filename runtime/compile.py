@@ -12,12 +12,14 @@ import re
 from pathlib import Path
 from typing import TypeVar
 
+from splice.engine.registry_schemas import RegistrySchemas
 from splice.physical.base import PhysicalPlan
 from splice.physical.planner import plan
 from splice.sql.analyzer import Analyzer
 from splice.sql.errors import SqlError, SqlErrors, position_in
 from splice.sql.plan import Pipeline
 from splice.sql.script import parse_partial
+from splice.sql.value_schemas import SchemaLookup
 
 P = TypeVar("P", bound=Pipeline)
 
@@ -40,19 +42,23 @@ def pipeline_name(path: Path) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", stem) or "pipeline"
 
 
-def compile_text(text: str, file: str, name: str) -> PhysicalPlan:
-    return compile_sources([(file, text)], name)
+def compile_text(text: str, file: str, name: str,
+                 schemas: SchemaLookup | None = None) -> PhysicalPlan:
+    return compile_sources([(file, text)], name, schemas)
 
 
-def analyze_sources(sources: list[tuple[str, str]], name: str) -> Pipeline:
+def analyze_sources(sources: list[tuple[str, str]], name: str,
+                    schemas: SchemaLookup | None = None) -> Pipeline:
     """Parse and analyze a pipeline's files into its logical plan, without
     asking whether the engine can run every step (the front end alone: the
     planner's tests, EXPLAIN of what is not runnable yet). Every error found
     is raised together as :class:`SqlErrors`, in the order of the files and
     their lines: a statement that does not parse is reported, and the
     statements that do are analyzed all the same (a reader of a name such a
-    statement declares is not reported again)."""
-    analyzer = Analyzer(name)
+    statement declares is not reported again). ``schemas``: the schema
+    registry's, for sources of Avro values (default: the registry the
+    settings name, asked only if such a source is declared)."""
+    analyzer = Analyzer(name, schemas if schemas is not None else RegistrySchemas())
     scripts = [(file, text, parse_partial(text, file)) for file, text in sources]
     for _, _, script in scripts:
         analyzer.broken |= script.unparsed_names
@@ -67,11 +73,12 @@ def analyze_sources(sources: list[tuple[str, str]], name: str) -> Pipeline:
     return analyzer.finish()
 
 
-def compile_sources(sources: list[tuple[str, str]], name: str) -> PhysicalPlan:
+def compile_sources(sources: list[tuple[str, str]], name: str,
+                    schemas: SchemaLookup | None = None) -> PhysicalPlan:
     """Parse, analyze and plan a pipeline's files; every error found (a
     step the engine cannot run is a positioned error of the planner) is
     raised together as :class:`SqlErrors`."""
-    return plan(analyze_sources(sources, name))
+    return plan(analyze_sources(sources, name, schemas))
 
 
 def _read(path: str | Path) -> tuple[list[tuple[str, str]], str]:
@@ -104,14 +111,14 @@ def decode_sql(data: bytes, file: str) -> str:
                        "valid UTF-8)", "save it as UTF-8") from None
 
 
-def compile_path(path: str | Path) -> PhysicalPlan:
+def compile_path(path: str | Path, schemas: SchemaLookup | None = None) -> PhysicalPlan:
     """A pipeline the engine can run, or every reason it cannot."""
-    return _with_origin(compile_sources(*_read(path)), path)
+    return _with_origin(compile_sources(*_read(path), schemas), path)
 
 
-def analyze_path(path: str | Path) -> Pipeline:
+def analyze_path(path: str | Path, schemas: SchemaLookup | None = None) -> Pipeline:
     """A pipeline's logical plan, runnable or not (for EXPLAIN)."""
-    return _with_origin(analyze_sources(*_read(path)), path)
+    return _with_origin(analyze_sources(*_read(path), schemas), path)
 
 
 def _with_origin(pipeline: P, path: str | Path) -> P:

@@ -29,6 +29,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from splice.engine.io import StepIO, delta_exists
+from splice.engine.registry_schemas import RegistrySchemas
+from splice.engine.schema_registry import registry_config
 from splice.engine.session import start_session
 from splice.engine.settings import SpliceSettings, Warehouse
 from splice.engine.storage import storage_packages
@@ -79,7 +81,7 @@ class Workspace:
              **kwargs: Any) -> Workspace:
         """The workspace of the pipeline at ``path`` (a .sql file or a folder
         of them), compiled: every SQL mistake raised together (SqlErrors)."""
-        return cls(compile_path(path), settings, **kwargs)
+        return cls(compile_path(path, RegistrySchemas(settings)), settings, **kwargs)
 
     @property
     def name(self) -> str:
@@ -103,7 +105,10 @@ class Workspace:
             self._io = bind(StepIO(spark=self.start(), warehouse=self.warehouse,
                                    pipeline=self.plan,
                                    kafka_bootstrap=self.settings.kafka_bootstrap,
-                                   kafka_lost_records=self.settings.kafka_lost_records),
+                                   kafka_lost_records=self.settings.kafka_lost_records,
+                                   schema_registry=(registry_config(self.settings)
+                                                    if self.settings.schema_registry_url
+                                                    else None)),
                             self.plan)
         return self._io
 

@@ -126,19 +126,22 @@ class CreateSource(exp.Expression):
     """``CREATE STREAM|TABLE|SOURCE name (columns) WITH (options)``.
 
     ``kind`` is ``"STREAM"``, ``"TABLE"`` or ``"SOURCE"``; ``this`` the name
-    identifier; ``expressions`` the ``exp.ColumnDef`` list; ``watermark`` an
+    identifier; ``expressions`` the ``exp.ColumnDef`` list (empty when the
+    schema registry gives the columns: ksqlDB's ``VALUE_FORMAT='AVRO'``); ``watermark`` an
     optional :class:`Watermark`; ``options`` a list of ``exp.Property`` whose
     ``this`` is the option name and ``value`` a literal; ``primary_key`` a
     table-level ``exp.PrimaryKey`` (RisingWave); ``row_format`` and
     ``row_encode`` the ``exp.Var`` words of RisingWave's ``FORMAT PLAIN
-    ENCODE JSON``; ``topic_format`` the ``exp.Tuple`` of the two ``exp.Var``
-    words of Lenses' ``FORMAT (key format, value format)``, and
+    ENCODE JSON``, and ``encode_options`` the ``(schema.registry = ...)``
+    after ENCODE AVRO (``exp.Property`` list); ``topic_format`` the
+    ``exp.Tuple`` of the two ``exp.Var`` words of Lenses' ``FORMAT (key format, value format)``, and
     ``properties`` its ``PROPERTIES (...)`` (``exp.Property`` list).
     """
 
-    arg_types = {"this": True, "kind": True, "expressions": True, "watermark": False,
+    arg_types = {"this": True, "kind": True, "expressions": False, "watermark": False,
                  "options": False, "primary_key": False, "row_format": False,
-                 "row_encode": False, "topic_format": False, "properties": False}
+                 "row_encode": False, "topic_format": False, "properties": False,
+                 "encode_options": False}
 
 
 class CreateAs(exp.Expression):

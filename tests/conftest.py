@@ -117,6 +117,7 @@ def table_join_plan(spark: Any, plan: str, **settings: str) -> Iterator[None]:
 from tests.helpers.s3_server import HADOOP_AWS, s3_server  # noqa: E402, F401  (a fixture)
 
 KAFKA_PACKAGES = ("org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0",)
+AVRO_PACKAGES = ("org.apache.spark:spark-avro_2.13:4.2.0",)
 
 
 @pytest.fixture(scope="session")
@@ -131,7 +132,10 @@ def spark(request: pytest.FixtureRequest):
     s3 = any(item.get_closest_marker("s3") for item in request.session.items)
     s3_conf = request.getfixturevalue("s3_server").spark_conf() if s3 else {}
     settings = suite_settings(conf=s3_conf)
-    packages = (*(KAFKA_PACKAGES if kafka else ()), *((HADOOP_AWS,) if s3 else ()))
+    # spark-avro, for the Avro sources of the ``registry`` tests.
+    avro = kafka and any(item.get_closest_marker("registry") for item in request.session.items)
+    packages = (*(KAFKA_PACKAGES if kafka else ()), *((HADOOP_AWS,) if s3 else ()),
+                *(AVRO_PACKAGES if avro else ()))
     # Under pytest-xdist each worker starts its own session: one at a time,
     # since Spark resolves the packages into one Ivy cache, which two
     # resolutions on a cold machine would download into at once.

@@ -35,4 +35,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"{path}: ok, pipeline '{pipeline.name}' with {steps} "
                   f"step{'s' if steps > 1 else ''}")
+        for source in pipeline.sources.values():
+            subject = source.options.get("value_subject")
+            if subject:  # columns checked against (or inferred from) the registry
+                columns = ", ".join(f"{c.name} {c.type.upper()}" for c in source.declared)
+                print(f"  source '{source.name}': {columns}, from subject '{subject}' "
+                      f"(schema id {source.options.get('value_schema_resolved')})")
     return 1 if failed else 0

@@ -12,6 +12,7 @@ from splice.sql.intervals import parse_duration_ms
 from splice.sql.names import check_step_id
 from splice.sql.plan import Kind, Step
 from splice.sql.script import ParsedStatement, node_position
+from splice.sql.value_schemas import SchemaLookup
 from sqlglot import exp
 
 
@@ -42,8 +43,11 @@ class Skip(Exception):
 class AnalyzerBase:
     """The state of the analysis of one pipeline, statement after statement."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, schemas: SchemaLookup | None = None) -> None:
         self.name = name
+        # The schema registry's schemas, for a source whose values are Avro
+        # (splice.sql.value_schemas); None: no registry is set.
+        self.schemas = schemas
         self.steps: list[Step] = []
         self.names: dict[str, str] = {}  # a name usable in FROM -> step id
         self.broken: set[str] = set()  # names whose statement was rejected

@@ -2,10 +2,13 @@
 made one set: Splice's ``format='kafka', topic='...'``, ksqlDB's
 ``kafka_topic=..., value_format=..., key_format=...`` and RisingWave's
 ``connector='kafka', topic=..., properties.bootstrap.server=...`` with
-``FORMAT PLAIN|UPSERT ENCODE JSON``.
+``FORMAT PLAIN|UPSERT ENCODE JSON|AVRO``.
 
 The normalized options a Kafka ``SourceStep`` carries (``options``):
-``topic``; ``key_format`` (``kafka``: the key's bytes as text, ``json``);
+``topic``; ``key_format`` (``kafka``: the key's bytes as text, ``json``); ``value_format`` when not
+JSON (``avro``, ``json_sr``: the registry's wire format), with
+``value_schema_id`` when the statement pins the schema (or its columns
+were inferred from one);
 ``bootstrap`` when the statement names brokers; ``partitions`` when the
 topic is to be created if missing (ksqlDB); ``table`` (``true``) on a table
 topic, where a null value is a tombstone; ``stored`` (``false``) on a
@@ -26,9 +29,25 @@ from sqlglot import exp
 TOPIC = ("topic", "kafka_topic")
 BOOTSTRAP = ("properties.bootstrap.server", "properties.bootstrap.servers", "bootstrap",
              "bootstrap.servers")
+# The registry a statement names itself (RisingWave's ENCODE AVRO
+# (schema.registry = '...')), over the settings'.
+REGISTRY_URL = "schema_registry_url"
 KAFKA_OPTIONS = {"connector", "topic", "kafka_topic", "value_format", "key_format",
-                 "partitions", "scan.startup.mode", "stored", *BOOTSTRAP}
+                 "partitions", "scan.startup.mode", "stored", "value_schema_id",
+                 "value_avro_schema_full_name", REGISTRY_URL, *BOOTSTRAP}
 KEY_FORMATS = {"kafka", "json"}
+# Value formats read: JSON objects; Avro records and JSON objects in the
+# schema registry's wire format (a magic byte 0 and a 4-byte schema id first).
+VALUE_FORMATS = {"json", "avro", "json_sr"}
+REFUSED_VALUE_FORMATS = {
+    "protobuf": "Protobuf values are not read yet (Spark's spark-protobuf is not served "
+                "here; docs/decisions/avro-values.md)",
+    "protobuf_nosr": "Protobuf values are not read yet",
+    "avro_nosr": "Avro values without a schema registry are not read",
+    "delimited": "DELIMITED values are not read",
+    "kafka": "a value in the KAFKA format (one primitive) is not read",
+    "none": "a source needs value columns",
+}
 
 
 def is_kafka(options: dict[str, str]) -> bool:
@@ -36,6 +55,15 @@ def is_kafka(options: dict[str, str]) -> bool:
     ``connector`` other than Kafka is refused as one)."""
     return (options.get("format", "").lower() == "kafka" or "kafka_topic" in options
             or "connector" in options)
+
+
+def value_format_of(options: dict[str, str]) -> str:
+    """The value format a Kafka source's options name, lower case (ksqlDB's
+    FORMAT names the key's and the value's at once)."""
+    fmt = options.get("format")
+    if "kafka_topic" in options and fmt is not None and fmt.lower() != "kafka":
+        return fmt.lower()
+    return options.get("value_format", "json").lower()
 
 
 def kafka_options(node: expressions.CreateSource | expressions.CreateAs,
@@ -55,10 +83,31 @@ def kafka_options(node: expressions.CreateSource | expressions.CreateAs,
     if "kafka_topic" in options and fmt is not None and fmt.lower() != "kafka":
         # ksqlDB's FORMAT sets the key's and the value's format at once.
         value_format, key_format = fmt, fmt
-    if value_format is not None and value_format.lower() != "json":
+    value_format = (value_format or "json").lower()
+    if value_format not in VALUE_FORMATS:
         option = "value_format" if "value_format" in options else "format"
-        raise SqlError(pos(option), f"value format '{value_format}' is not supported",
-                       "write value_format='JSON': Kafka values are read as JSON objects")
+        why = REFUSED_VALUE_FORMATS.get(value_format, "it is not a format Splice reads")
+        raise SqlError(pos(option), f"value format '{value_format.upper()}' is not supported: "
+                       f"{why}", "write VALUE_FORMAT='AVRO', 'JSON_SR' (through the schema "
+                       "registry) or 'JSON'")
+    if value_format != "json":  # JSON is the default (and the definitions made before)
+        out["value_format"] = value_format
+    if "value_schema_id" in options:
+        text = options["value_schema_id"]
+        if value_format != "avro" or not text.isdigit():
+            raise SqlError(pos("value_schema_id"), f"VALUE_SCHEMA_ID '{text}' needs "
+                           "VALUE_FORMAT='AVRO' and a whole number",
+                           "write VALUE_SCHEMA_ID=<the registry's id> with VALUE_FORMAT='AVRO'")
+        out["value_schema_id"] = text
+    if REGISTRY_URL in options:
+        out[REGISTRY_URL] = options[REGISTRY_URL]
+    if "value_avro_schema_full_name" in options:
+        if value_format != "avro":
+            raise SqlError(pos("value_avro_schema_full_name"), "VALUE_AVRO_SCHEMA_FULL_NAME "
+                           "names an Avro record", "write VALUE_FORMAT='AVRO'")
+        out["value_avro_schema_full_name"] = options["value_avro_schema_full_name"]
+    if key_format.lower() == "none":
+        key_format = "kafka"  # ksqlDB's NONE: no key columns, the key is not read
     if key_format.lower() not in KEY_FORMATS:
         option = "key_format" if "key_format" in options else "format"
         raise SqlError(pos(option), f"key format '{key_format}' is not supported",
@@ -89,6 +138,10 @@ def kafka_options(node: expressions.CreateSource | expressions.CreateAs,
     if stored == "false" and is_table:
         raise SqlError(pos("stored"), "a table topic is stored: its keys' latest rows are "
                        "its table", "remove stored='false', or declare a STREAM")
+    if stored == "false" and value_format == "avro":
+        raise SqlError(pos("stored"), "a topic of Avro values is stored: its writers' schemas "
+                       "are asked of the registry at each micro-batch of its source table",
+                       "remove stored='false'")
     if stored == "false":
         out["stored"] = "false"
     for key, value in options.items():
@@ -99,8 +152,8 @@ def kafka_options(node: expressions.CreateSource | expressions.CreateAs,
 
 def _row_format(node: expressions.CreateSource | expressions.CreateAs, is_table: bool,
                 where: Callable[[exp.Expression | None], Position]) -> None:
-    """RisingWave's FORMAT PLAIN|UPSERT ENCODE JSON: UPSERT only for a
-    table, JSON the only encoding."""
+    """RisingWave's FORMAT PLAIN|UPSERT ENCODE JSON|AVRO: UPSERT only for
+    a table."""
     row_format, row_encode = node.args.get("row_format"), node.args.get("row_encode")
     if row_format is None:
         return
@@ -112,6 +165,6 @@ def _row_format(node: expressions.CreateSource | expressions.CreateAs, is_table:
         raise SqlError(where(row_format), "FORMAT UPSERT reads a table: a null value deletes "
                        "its key", "write CREATE TABLE name (...) with a PRIMARY KEY, or "
                        "FORMAT PLAIN for a stream")
-    if row_encode.name != "JSON":
+    if row_encode.name not in ("JSON", "AVRO"):
         raise SqlError(where(row_encode), f"ENCODE {row_encode.name} is not supported",
-                       "write ENCODE JSON")
+                       "write ENCODE JSON, or ENCODE AVRO (schema.registry = '...')")

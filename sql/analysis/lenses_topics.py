@@ -26,7 +26,8 @@ from sqlglot import exp
 KEY_FORMATS = {"STRING": "kafka", "JSON": "json"}
 PROPERTIES = {"partitions", "replication", "compacted"}
 FIX_FORMAT = ("write FORMAT (STRING, JSON) for a text key, or FORMAT (JSON, JSON) for a "
-              "JSON key; values are read as JSON objects")
+              "JSON key; values are read as JSON objects, or as AVRO through the schema "
+              "registry")
 
 
 @dataclass
@@ -57,7 +58,7 @@ def topic_declaration(node: expressions.CreateSource, name: str,
                            "drop the WITH (...), WATERMARK or PRIMARY KEY: declare the key as "
                            "_key TYPE (or _key.field TYPE); ROWTIME is the record's timestamp")
     key_word, value_word = node.args["topic_format"].expressions
-    if value_word.name != "JSON":
+    if value_word.name not in ("JSON", "AVRO"):
         raise SqlError(where(value_word), f"value format '{value_word.name}' is not supported",
                        FIX_FORMAT)
     if key_word.name not in KEY_FORMATS:
@@ -75,7 +76,7 @@ def topic_declaration(node: expressions.CreateSource, name: str,
     if fields and key_word.name != "JSON":
         raise SqlError(where(key_word), f"the key fields ({fields[0].name}, ...) need a JSON "
                        f"key, not {key_word.name}", "write FORMAT (JSON, JSON)")
-    if not values:
+    if not values and value_word.name != "AVRO":  # Avro's come from the registry
         raise SqlError(where(node), f"{context} declares no value column",
                        "declare the fields of the topic's JSON values")
     if whole:
@@ -88,6 +89,8 @@ def topic_declaration(node: expressions.CreateSource, name: str,
     # Lenses creates the topic it declares: Splice does when it is missing.
     options = {"topic": name, "key_format": KEY_FORMATS[key_word.name], "partitions": "1",
                "null_values": "tombstone"}
+    if value_word.name == "AVRO":
+        options["value_format"] = "avro"
     for prop in node.args.get("properties") or []:
         options.update(_property(prop, context, where))
     return TopicDeclaration(values=values, key_type=key_type, options=options)

@@ -47,6 +47,12 @@ class SinkAnalyzer(AnalyzerBase):
                                f"use {', '.join(sorted(SINK_OPTIONS))} or properties.<name>")
         normalized = kafka_options(node, {"format": "kafka", **options}, name,
                                    kind == Kind.TABLE, pos, self.stmt.pos)
+        written = normalized.get("value_format", "json")
+        if written != "json":
+            option = "value_format" if "value_format" in options else "format"
+            raise SqlError(pos(option), f"value format '{written.upper()}' is not supported "
+                           "for an output topic yet: Splice writes its records as JSON",
+                           "write VALUE_FORMAT='JSON' (sources read AVRO and JSON_SR)")
         if output is None:
             return
         self._add(SinkStep(

@@ -6,13 +6,21 @@ from __future__ import annotations
 
 from splice.sql import expressions
 from splice.sql.analysis.base import AnalyzerBase, name_of
-from splice.sql.analysis.kafka import KAFKA_OPTIONS, is_kafka, kafka_options
-from splice.sql.analysis.lenses_topics import topic_declaration
+from splice.sql.analysis.kafka import (
+    KAFKA_OPTIONS,
+    REGISTRY_URL,
+    TOPIC,
+    is_kafka,
+    kafka_options,
+    value_format_of,
+)
+from splice.sql.analysis.lenses_topics import TopicDeclaration, topic_declaration
 from splice.sql.errors import Position, SqlError
 from splice.sql.intervals import interval_ms
 from splice.sql.names import check_location
 from splice.sql.plan import ColumnSpec, Kind, MaterializeStep, Relation, SourceStep
 from splice.sql.types import spark_type, struct_type
+from splice.sql.value_schemas import RESOLVED, Registered, avro_columns, value_subject
 from sqlglot import exp
 
 SOURCE_OPTIONS = {"location", "format", "key", "timestamp", "changelog"}
@@ -26,7 +34,7 @@ class SourceAnalyzer(AnalyzerBase):
         name = name_of(node.this)
         kind_word = node.args["kind"].upper()
         pos = self.stmt.pos(node)
-        options = self._options(node)
+        options = {**self._options(node), **self._encode_options(node)}
         topic = None
         if node.args.get("topic_format") is not None:  # Lenses: a topic, read as a stream
             topic = topic_declaration(node, name, self.stmt.pos)
@@ -39,6 +47,13 @@ class SourceAnalyzer(AnalyzerBase):
                        else "string", nullable=not _declared_not_null(c))
             for c in (topic.values if topic else node.expressions)
         ]
+        registered = None
+        if kafka and value_format_of(options) == "avro":
+            columns, registered = self._avro_columns(node, options, name, columns, topic)
+        if not columns:
+            raise SqlError(pos, f"'{name}' declares no columns",
+                           "declare its columns, or read Avro values whose schema the registry "
+                           "gives (VALUE_FORMAT='AVRO', FORMAT PLAIN ENCODE AVRO (...))")
         by_lower = {c.name.lower(): c for c in columns}
         if len(by_lower) != len(columns):
             raise SqlError(pos, f"'{name}' declares a column twice",
@@ -104,6 +119,11 @@ class SourceAnalyzer(AnalyzerBase):
             raise SqlError(self.stmt.pos(node.args["row_format"]),
                            "FORMAT ... ENCODE is for a Kafka source",
                            "add connector='kafka' to the WITH (...), or drop the FORMAT clause")
+        if registered is not None:
+            extra["value_subject"] = value_subject(location)
+            # the version the columns were checked against (or inferred
+            # from): the reader's schema; not part of the step's definition
+            extra[RESOLVED] = str(registered.schema_id)
         step_id = self._claim(name, node.this)
         relation = Relation(kind=Kind.STREAM, key_type=key_type, columns=tuple(columns),
                             key_columns=tuple(keys), time_column=ts, watermark_ms=watermark_ms)
@@ -128,6 +148,47 @@ class SourceAnalyzer(AnalyzerBase):
             relation=relation.model_copy(update={"kind": Kind.TABLE}),
             tombstone_columns=tombstone,
         ), name)
+
+    def _avro_columns(self, node: expressions.CreateSource, options: dict[str, str],
+                      name: str, columns: list[ColumnSpec],
+                      lenses: TopicDeclaration | None) -> tuple[list[ColumnSpec], Registered]:
+        """The columns of a source of Avro values, checked against (or
+        inferred from) the registry's schema of its topic (at the registry
+        the statement names, RisingWave's ``schema.registry``, else the
+        settings')."""
+        if lenses is None:  # the options' own mistakes first: they need no registry
+            kafka_options(node, options, name, node.args["kind"].upper() == "TABLE",
+                          lambda key: self._option_pos(node, key), self.stmt.pos)
+        keys = ([k.strip() for k in options.get("key", "").split(",") if k.strip()]
+                or _declared_keys(node))
+        topic = next((options[k] for k in TOPIC if k in options), name)
+        id_at = (self._option_pos(node, "value_schema_id") if "value_schema_id" in options
+                 else None)
+        schemas = self.schemas
+        url = options.get(REGISTRY_URL)
+        if url is not None and schemas is not None:
+            schemas = schemas.at(url)
+        return avro_columns(schemas, topic, options.get("value_schema_id"), columns, keys,
+                            self.stmt.pos(node), id_at)
+
+    def _encode_options(self, node: expressions.CreateSource) -> dict[str, str]:
+        """RisingWave's ``ENCODE AVRO (schema.registry = '...', ...)`` as the
+        source's options: ``value_format`` and the registry's URL."""
+        encode = node.args.get("row_encode")
+        if encode is None or encode.name != "AVRO":
+            return {}
+        out = {"value_format": "avro"}
+        for prop in node.args.get("encode_options") or []:
+            key = prop.name.lower()
+            value = prop.args["value"].name
+            if key == "schema.registry":
+                out[REGISTRY_URL] = value.split(",")[0].strip()
+            elif key != "message":  # the record's full name: the subject's schema has it
+                raise SqlError(self.stmt.pos(prop), f"ENCODE AVRO option '{prop.name}' is "
+                               "not supported", "write ENCODE AVRO (schema.registry = "
+                               "'http://...'); the registry's credentials are settings "
+                               "(ksql.schema.registry.basic.auth.user.info)")
+        return out
 
     def _options(self, node: expressions.CreateSource) -> dict[str, str]:
         out: dict[str, str] = {}

@@ -41,7 +41,7 @@ class SourceParser(LexicalParser):
                        f"list of {context}",
                        "separate the columns with ',' and close the list with ')'")
 
-        if not columns:
+        if not columns and primary_key is None:  # RisingWave: (PRIMARY KEY (id)) alone
             self._fail(f"{context} declares no columns", "declare at least one column")
 
         options = self._parse_source_options(context) if self._match(TokenType.WITH) else None
@@ -58,11 +58,12 @@ class SourceParser(LexicalParser):
                                    watermark=watermark, options=options,
                                    primary_key=primary_key, topic_format=topic_format,
                                    properties=properties))
-        row_format, row_encode = self._parse_row_format(context)
+        row_format, row_encode, encode_options = self._parse_row_format(context)
         return self.expression(
             expressions.CreateSource(this=name, kind=kind, expressions=columns,
                                watermark=watermark, options=options, primary_key=primary_key,
-                               row_format=row_format, row_encode=row_encode)
+                               row_format=row_format, row_encode=row_encode,
+                               encode_options=encode_options)
         )
 
     def _parse_topic_format(self, context: str) -> exp.Tuple:
@@ -101,11 +102,13 @@ class SourceParser(LexicalParser):
             self._fail(f"syntax error: expected ',' or ')' in the PRIMARY KEY of {context}",
                        "write PRIMARY KEY (column, ...)")
 
-    def _parse_row_format(self, context: str) -> tuple[exp.Var | None, exp.Var | None]:
-        """RisingWave's ``FORMAT PLAIN|UPSERT ENCODE JSON`` after the WITH
-        (...); the words as written (the analyzer checks them)."""
+    def _parse_row_format(self, context: str) -> tuple[exp.Var | None, exp.Var | None,
+                                                        list[exp.Property] | None]:
+        """RisingWave's ``FORMAT PLAIN|UPSERT ENCODE JSON|AVRO [(options)]``
+        after the WITH (...); the words as written and the encoding's
+        options (the analyzer checks them)."""
         if not is_text(self._curr, "FORMAT"):
-            return None, None
+            return None, None, None
         self._advance()
         words: list[exp.Var] = []
         for clause in ("FORMAT", "ENCODE"):
@@ -118,7 +121,10 @@ class SourceParser(LexicalParser):
                            "write FORMAT PLAIN ENCODE JSON (or FORMAT UPSERT ENCODE JSON)")
             self._advance()
             words.append(self.expression(exp.Var(this=token.text.upper()), token))
-        return words[0], words[1]
+        encode_options = None
+        if self._curr is not None and self._curr.token_type == TokenType.L_PAREN:
+            encode_options = self._parse_source_options(context, f"ENCODE {words[1].name}")
+        return words[0], words[1], encode_options
 
     def _parse_source_column(self, context: str) -> exp.Expr:
         first = self._curr

@@ -118,6 +118,20 @@ class StatementParser(SourceParser):
             options = self._parse_source_options(f"CREATE {kind} {name.name}")
             if kind in ("STREAM", "TABLE") and self._match(TokenType.ALIAS):
                 return self._parse_create_as(kind, name, options)
+            if is_text(self._curr, "FORMAT") and self._next.token_type != TokenType.L_PAREN:
+                # RisingWave: CREATE SOURCE name WITH (...) FORMAT ... ENCODE AVRO (...),
+                # the columns the registry's (the analyzer refuses other encodings)
+                row_format, row_encode, encode_options = self._parse_row_format(
+                    f"CREATE {kind} {name.name}")
+                return self.expression(expressions.CreateSource(
+                    this=name, kind=kind, expressions=[], options=options,
+                    row_format=row_format, row_encode=row_encode,
+                    encode_options=encode_options))
+            if kind in ("STREAM", "TABLE") and _infers_columns(options):
+                # ksqlDB: the columns come from the registry's value schema
+                # (splice.sql.value_schemas), the key's alone may be declared.
+                return self.expression(expressions.CreateSource(
+                    this=name, kind=kind, expressions=[], options=options))
             self._retreat(start)
             self._fail(f"CREATE {kind} {name.name} needs a column list before WITH (...), "
                        "or AS SELECT after it",
@@ -198,3 +212,14 @@ class StatementParser(SourceParser):
             self._fail(f"syntax error: expected a value after SET {name.name} =",
                        "give a string, a number, true/false or a word, e.g. '1 HOUR'")
         return self.expression(expressions.SetOption(this=name.name, expression=value))
+
+
+def _infers_columns(options: list[exp.Expression] | None) -> bool:
+    """Whether a source's WITH (...) names a value format whose columns the
+    schema registry gives (ksqlDB's VALUE_FORMAT or FORMAT 'AVRO')."""
+    for prop in options or []:
+        value = prop.args.get("value")
+        text = value.name if isinstance(value, exp.Expression) else str(value)
+        if prop.name.lower() in ("value_format", "format") and text.lower() == "avro":
+            return True
+    return False
