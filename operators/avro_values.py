@@ -128,32 +128,38 @@ def header(raw: Column) -> tuple[Column, Column, Column]:
     return framed, schema_id, F.substring(raw, 6, _ALL)
 
 
-def decoded_record(raw: Column, writers: Writers) -> tuple[Column, Column]:
-    """The record as the reader's struct (NULL when it does not decode),
-    and the reason it goes to the dead letter (empty for a good one)."""
-    framed, schema_id, payload = header(raw)
+def decoded_record(schema_id: Column, payload: Column, writers: Writers) -> Column:
+    """The record as the reader's struct (its :data:`DECODED` field NULL
+    when the bytes do not decode), chosen by the record's ``schema_id``
+    among the writers' branches; NULL for an id of none of them."""
     options = {"mode": "PERMISSIVE", "avroSchema": marked_reader(writers.reader.text)}
     record: Column | None = None
     for schema_id_of, writer in writers.usable.items():
         branch = from_avro(payload, writer.text, options)
         record = (F.when(schema_id == schema_id_of, branch) if record is None
                   else record.when(schema_id == schema_id_of, branch))
-    if record is None:  # no version is readable: every record's reason says why
-        record = F.lit(None)
+    return F.lit(None) if record is None else record  # no version readable: see the reason
+
+
+def header_reason(framed: Column, schema_id: Column, record: Column,
+                  writers: Writers) -> Column:
+    """Why a record goes to the dead letter before its fields are looked
+    at (empty for one that decoded): ``record`` is :func:`decoded_record`'s,
+    already computed (a column: from_avro runs once a record)."""
     refused = F.lit(None).cast("string")
     for schema_id_of, why in writers.refused.items():
         refused = F.when(schema_id == schema_id_of, F.lit(why)).otherwise(refused)
     known = F.lit(sorted(writers.usable) or [-1]).cast("array<bigint>")
-    reason = (F.when(~framed, F.lit(NOT_FRAMED))
-              .when(refused.isNotNull(), refused)
-              .when(~F.array_contains(known, schema_id), F.concat(
-                  F.lit("schema id "), schema_id.cast("string"),
-                  F.lit(f" is not a version of subject '{writers.subject}'")))
-              .when(record.getField(DECODED).isNull(), F.concat(
-                  F.lit("the bytes do not decode as Avro with schema id "),
-                  schema_id.cast("string")))
-              .otherwise(F.lit("")))
-    return record, reason
+    decoded = record.getField(DECODED) if writers.usable else F.lit(None)
+    return (F.when(~framed, F.lit(NOT_FRAMED))
+            .when(refused.isNotNull(), refused)
+            .when(~F.array_contains(known, schema_id), F.concat(
+                F.lit("schema id "), schema_id.cast("string"),
+                F.lit(f" is not a version of subject '{writers.subject}'")))
+            .when(decoded.isNull(), F.concat(
+                F.lit("the bytes do not decode as Avro with schema id "),
+                schema_id.cast("string")))
+            .otherwise(F.lit("")))
 
 
 def typed_columns(step: SourceStep, record: Column, writers: Writers) -> list[Column]:

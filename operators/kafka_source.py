@@ -361,14 +361,22 @@ def decode(step: SourceStep, batch: DataFrame, writers: Writers | None = None) -
 
 def _avro_rows(step: SourceStep, records: DataFrame, keep: list[str], writers: Writers,
                outputs: list[Column]) -> DataFrame:
-    """``records`` decoded as Avro: the record once (``__rec``), its
-    columns once (``__t<i>``), then ``outputs`` over them."""
-    record, header_reason = avro_values.decoded_record(F.col("__raw"), writers)
-    decoded = records.select(*keep, record.alias("__rec"), header_reason.alias("__hr"),
-                             _decoded_key(step, F.col(RECORD_KEY)).alias("__k"))
+    """``records`` decoded as Avro, each part computed once a record (a
+    column, read by the next select): the header (``__framed``, ``__sid``),
+    the record (``__rec``), its columns (``__t<i>``) and its reason
+    (``__vr``), then ``outputs`` over them."""
+    framed, schema_id, payload = avro_values.header(F.col("__raw"))
+    parts = records.select(*keep, framed.alias("__framed"), schema_id.alias("__sid"),
+                           payload.alias("__payload"),
+                           _decoded_key(step, F.col(RECORD_KEY)).alias("__k"))
+    sid = F.col("__sid")
+    decoded = parts.select(*keep, "__framed", "__sid", "__k", avro_values.decoded_record(
+        sid, F.col("__payload"), writers).alias("__rec"))
     rec = F.col("__rec")
     typed = decoded.select("*", *[col.alias(f"__t{i}") for i, col in
-                                  enumerate(avro_values.typed_columns(step, rec, writers))])
+                                  enumerate(avro_values.typed_columns(step, rec, writers))],
+                           avro_values.header_reason(F.col("__framed"), sid, rec, writers)
+                           .alias("__hr"))
     with_reason = typed.select("*", F.when(F.col("__hr") != "", F.col("__hr")).otherwise(
         avro_values.column_reasons(step, rec, writers)).alias("__vr"))
     return with_reason.select(*keep, *outputs)
