@@ -248,6 +248,7 @@ def ensure_table(spark: SparkSession, path: str, schema: StructType,
     row."""
     if delta_exists(spark, path):
         return
+    drop_uncommitted_log(spark, path)
     # Tables are maintained by MERGE: the change feed lets the next step
     # read their changes. Deletion vectors stay off: with them every query
     # planned over the table ran one more Spark job (Delta's data skipping),
@@ -256,6 +257,24 @@ def ensure_table(spark: SparkSession, path: str, schema: StructType,
     # table features (docs/decisions/tables.md).
     create_if_absent(spark, path, _nullable(schema),
                      {"delta.enableChangeDataFeed": "true"} if change_feed else None)
+
+
+def drop_uncommitted_log(spark: SparkSession, path: str) -> None:
+    """Remove a transaction log folder that holds no commit (nothing, or a
+    first commit's temporary file: a run killed, or out of disk space, while
+    it created the table). Delta takes any ``_delta_log`` folder for a table,
+    so ``CREATE TABLE IF NOT EXISTS`` there did nothing and the step's first
+    MERGE failed with "Delta table ... doesn't exist" on every rerun
+    (tests/crash/test_disk_full.py, mid-run). A log with a commit or a
+    checkpoint is never touched."""
+    folder = log_folder(path)
+    names = fs.list_names(spark, folder)
+    if not names and not fs.exists(spark, folder):
+        return
+    if versions_in(names) or any(".checkpoint." in n or n == "_last_checkpoint"
+                                 for n in names):
+        return
+    fs.remove_tree(spark, folder)
 
 
 def _nullable(typ: DataType) -> Any:
