@@ -41,18 +41,23 @@ class KafkaSink(PhysicalNode):
             "own rows": "the records sent"})
 
 
-class ProjectNode(PhysicalNode):
+class RowByRowNode(PhysicalNode):
+    """A node that streams its one input row by row, keeping its order: an
+    input it may read in place (the planner refuses that when a step
+    downstream depends on arrival order)."""
+
+    passes_order: ClassVar[bool] = True
+
+    def streams_in_place(self, input_id: str) -> bool:
+        return input_id in self.step.inputs[:1]
+
+
+class ProjectNode(RowByRowNode):
     """A filter and projection over one input (``operators/transform.py``)."""
 
     plans: ClassVar[type[Step]] = ProjectStep
     kind: ClassVar[str] = "project"
-    passes_order: ClassVar[bool] = True
     step: ProjectStep
-
-    def streams_in_place(self, input_id: str) -> bool:
-        """Its one input, row by row (the planner refuses it when a step
-        downstream depends on arrival order)."""
-        return input_id in self.step.inputs[:1]
 
     def explain(self) -> ExplainNode:
         step = self.step
@@ -85,18 +90,12 @@ class TableProjectNode(PhysicalNode):
                                                   if step.filter else "")})
 
 
-class RepartitionNode(PhysicalNode):
+class RepartitionNode(RowByRowNode):
     """A stream re-keyed by a join expression (``operators/transform.py``)."""
 
     plans: ClassVar[type[Step]] = RepartitionStep
     kind: ClassVar[str] = "repartition"
-    passes_order: ClassVar[bool] = True
     step: RepartitionStep
-
-    def streams_in_place(self, input_id: str) -> bool:
-        """Its one input, row by row (the planner refuses it when a step
-        downstream depends on arrival order)."""
-        return input_id in self.step.inputs[:1]
 
     def explain(self) -> ExplainNode:
         return ExplainNode(name="Repartition", props={
