@@ -22,7 +22,7 @@ again: each of its records then arrives twice, and none is missing.
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 from splice.engine.faults import KillPoint, reached
@@ -38,9 +38,10 @@ from splice.engine.io import (
 )
 from splice.engine.kafka_topics import create_topic, topic_exists
 from splice.engine.query import BatchTarget, Executor, Outcome, Sink, StepQuery
+from splice.operators.kafka_records import record_key, record_value
 from splice.operators.kafka_source import bootstrap
 from splice.physical.operators import KafkaSink
-from splice.sql.plan import Kind, Step
+from splice.sql.plan import Kind
 
 # The change feed's own columns; a table's deleted key is a tombstone.
 CHANGE = "_change_type"
@@ -50,23 +51,6 @@ VERSION = "_commit_version"
 def sent_schema() -> str:
     """The sink's own table: the records it sent."""
     return f"`{KEY}` string, value string, batch_id bigint, `{ROWTIME}` timestamp"
-
-
-def record_key(upstream: Step, key_format: str) -> Column:
-    """``_key`` as the record's key text."""
-    key = F.col(f"`{KEY}`")
-    if upstream.relation.key_type.startswith("struct"):
-        return F.to_json(key)
-    if key_format == "json":
-        # A primitive's JSON: the element of a one-element JSON array.
-        return F.regexp_extract(F.to_json(F.array(key)), r"^\[(.*)\]$", 1)
-    return key.cast("string")
-
-
-def record_value(upstream: Step) -> Column:
-    """The value columns as one JSON object, NULL fields written."""
-    columns = [F.col(f"`{c.name}`") for c in upstream.relation.columns]
-    return F.to_json(F.struct(*columns), {"ignoreNullFields": "false"})
 
 
 class KafkaSinkExecutor(Executor[KafkaSink]):
