@@ -34,8 +34,12 @@ class KillPoint(StrEnum):
     # A MERGE into a step's table is writing its new data files; its Delta
     # commit is not made.
     INSIDE_MERGE = "inside-merge"
+    # A Kafka sink's records of a micro-batch are produced inside its Kafka
+    # transaction (exactly_once_v2); the transaction is not committed.
+    SINK_SENDING = "sink-sending"
     # A Kafka sink's records of a micro-batch are acknowledged by the
-    # broker; the sink's own table (the records it sent) is not written.
+    # broker (exactly_once_v2: their transaction is committed); the sink's
+    # own table (the records it sent) is not written.
     SINK_SENT = "sink-sent"
     # A Kafka source's micro-batch has written the ranges of records the
     # broker deleted unread to its dead letter (kafka_lost_records=skip);

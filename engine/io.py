@@ -73,6 +73,9 @@ class StepIO:
     # splice.engine.schema_registry.registry_config gives them); None: the
     # settings of the environment and splice.yaml.
     schema_registry: Mapping[str, str] | None = None
+    # How a Kafka sink delivers (SpliceSettings.processing_guarantee; None:
+    # SPLICE_PROCESSING_GUARANTEE, else exactly_once_v2).
+    processing_guarantee: str | None = None
     # The checkpoint of the query that reads the streams made here, which
     # decides where a new stream of a table starts (engine/stream_start.py);
     # None: as Delta starts it. ``reading_for`` sets it.
@@ -86,7 +89,8 @@ class StepIO:
         # A plain layout: a Dagster resource (a subclass) holds locks.
         layout = Warehouse(root=self.warehouse.root)
         return _restored_io, (layout, self.pipeline, self.kafka_bootstrap,
-                              self.kafka_lost_records, self.schema_registry)
+                              self.kafka_lost_records, self.schema_registry,
+                              self.processing_guarantee)
 
     def table_path(self, step: Step) -> str:
         if isinstance(step, SourceStep):
@@ -186,10 +190,11 @@ def appended_since(spark: SparkSession, path: str, version: int, to: int) -> lis
 
 def _restored_io(warehouse: Warehouse, pipeline: PhysicalPlan, kafka_bootstrap: str | None,
                  kafka_lost_records: str | None = None,
-                 schema_registry: Mapping[str, str] | None = None) -> StepIO:
+                 schema_registry: Mapping[str, str] | None = None,
+                 processing_guarantee: str | None = None) -> StepIO:
     return StepIO(spark=SparkSession.active(), warehouse=warehouse, pipeline=pipeline,
                   kafka_bootstrap=kafka_bootstrap, kafka_lost_records=kafka_lost_records,
-                  schema_registry=schema_registry)
+                  schema_registry=schema_registry, processing_guarantee=processing_guarantee)
 
 
 def notes_since(spark: SparkSession, path: str, version: int | None) -> list[dict]:

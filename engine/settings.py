@@ -32,6 +32,7 @@ setting                     environment variable   default
 ``kafka_lost_records``      SPLICE_KAFKA_LOST_RECORDS  ``fail`` (or ``skip``)
 ``schema_registry_url``     SPLICE_SCHEMA_REGISTRY_URL  none (``http://host:port/...``)
 ``schema_registry``         SPLICE_SCHEMA_REGISTRY_CONF  none (a JSON object)
+``processing_guarantee``    SPLICE_PROCESSING_GUARANTEE  ``exactly_once_v2``
 ==========================  =====================  ==============================
 
 ``kafka_bootstrap`` is the Kafka brokers a source on a topic reads when its
@@ -45,6 +46,10 @@ for Apicurio's, its ``/apis/ccompat/v7`` path), and ``schema_registry``
 its client's settings named as ksqlDB names them
 (``ksql.schema.registry.basic.auth.user.info``, ...), merged key by key as
 ``conf`` is (engine/schema_registry.py maps them to confluent-kafka's).
+``processing_guarantee`` is how a Kafka sink delivers, by ksqlDB's names:
+``exactly_once_v2`` (each micro-batch in one Kafka transaction,
+operators/kafka_transactions.py) or ``at_least_once`` (Spark's Kafka
+writer; a replayed micro-batch may arrive twice).
 ``SPLICE_SPARK_CONNECT`` is read as ``SPLICE_SPARK_REMOTE`` when that is
 not set (its earlier name).
 """
@@ -82,9 +87,13 @@ ENV = {
     "kafka_lost_records": "SPLICE_KAFKA_LOST_RECORDS",
     "schema_registry_url": "SPLICE_SCHEMA_REGISTRY_URL",
     "schema_registry": "SPLICE_SCHEMA_REGISTRY_CONF",
+    "processing_guarantee": "SPLICE_PROCESSING_GUARANTEE",
 }
 # What a Kafka source does with records its broker deleted unread.
 LOST_RECORDS = ("fail", "skip")
+# How a Kafka sink delivers, ksqlDB's processing.guarantee (its older
+# name exactly_once reads as exactly_once_v2).
+GUARANTEES = ("exactly_once_v2", "at_least_once")
 SETTINGS_FILE = "splice.yaml"
 
 # Splice's own settings of a Spark session (``spark.conf.set``, or the
@@ -202,6 +211,10 @@ class SpliceSettings(BaseModel):
     schema_registry: dict[str, str] = Field(
         default_factory=dict, description="the registry client's settings, by ksqlDB's names "
                                           "(ksql.schema.registry.*)")
+    processing_guarantee: str = Field(
+        default=GUARANTEES[0],
+        description="how a Kafka sink delivers: exactly_once_v2 (one Kafka transaction a "
+                    "micro-batch) or at_least_once")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None,
@@ -220,7 +233,7 @@ class SpliceSettings(BaseModel):
         file_registry = values.pop("schema_registry", {})
         for name in ("warehouse", "master", "connect_url", "driver_memory", "spark_log",
                      "kafka_bootstrap", "s3_endpoint", "kafka_lost_records",
-                     "schema_registry_url"):
+                     "schema_registry_url", "processing_guarantee"):
             text = env.get(ENV[name], "").strip()
             if text:
                 values[name] = text
@@ -248,6 +261,8 @@ class SpliceSettings(BaseModel):
             values["driver_memory"] = _memory_size(values["driver_memory"])
         if "kafka_lost_records" in values:
             values["kafka_lost_records"] = lost_records_policy(values["kafka_lost_records"])
+        if "processing_guarantee" in values:
+            values["processing_guarantee"] = guarantee(values["processing_guarantee"])
         if values.get("schema_registry_url"):
             values["schema_registry_url"] = check_registry_url(values["schema_registry_url"])
         return cls(**values, conf=conf, packages=tuple(dict.fromkeys(packages)),
@@ -353,6 +368,22 @@ def lost_records_policy(text: str | None) -> str:
             f"{ENV['kafka_lost_records']} (or kafka_lost_records in {SETTINGS_FILE}) must be "
             f"fail (stop a run that finds records the broker deleted unread) or skip (write "
             f"each deleted range to the dead letter and read on), not {text!r}")
+    return value
+
+
+def guarantee(text: str | None) -> str:
+    """``processing_guarantee`` checked: ``exactly_once_v2`` or
+    ``at_least_once`` (None or empty: SPLICE_PROCESSING_GUARANTEE, else
+    ``exactly_once_v2``)."""
+    if text is None or not str(text).strip():
+        text = os.environ.get(ENV["processing_guarantee"], "").strip() or GUARANTEES[0]
+    value = str(text).strip().lower()
+    value = GUARANTEES[0] if value == "exactly_once" else value
+    if value not in GUARANTEES:
+        raise SettingsError(
+            f"{ENV['processing_guarantee']} (or processing_guarantee in {SETTINGS_FILE}) must "
+            f"be exactly_once_v2 (a Kafka sink writes each micro-batch in one transaction) or "
+            f"at_least_once (a replayed micro-batch may be sent twice), not {text!r}")
     return value
 
 

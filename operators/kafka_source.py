@@ -235,8 +235,12 @@ def prepare_topic(step: SourceStep, servers: str) -> None:
 
 
 def client_options(step: SourceStep | SinkStep) -> dict[str, str]:
-    """The statement's ``properties.*`` for Kafka's client."""
-    return {k: v for k, v in step.options.items() if k.startswith("kafka.")}
+    """The statement's ``properties.*`` for Kafka's client, over
+    ``read_committed``: a topic written in transactions (a Splice or ksqlDB
+    output under exactly-once) is read without its aborted records, as
+    ksqlDB's consumers read it."""
+    own = {k: v for k, v in step.options.items() if k.startswith("kafka.")}
+    return {"kafka.isolation.level": "read_committed", **own}
 
 
 def topic_stream(node: SourceNode, io: StepIO, servers: str,

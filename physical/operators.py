@@ -37,7 +37,8 @@ class KafkaSink(PhysicalNode):
             "record key": f"_key ({step.options.get('key_format', 'kafka').upper()})",
             "record value": "the value columns as a JSON object",
             "deleted key": "a tombstone (null value)" if table else "",
-            "delivery": "at least once (Spark's Kafka sink)",
+            "delivery": ("exactly once (exactly_once_v2: one Kafka transaction a micro-batch; "
+                         "at_least_once: Spark's Kafka writer)"),
             "own rows": "the records sent"})
 
 

@@ -51,6 +51,10 @@ class SparkResource(ConfigurableResource):
         default_factory=dict, description="the registry client's settings by ksqlDB's names, "
                                           "ksql.schema.registry.* (over "
                                           "SPLICE_SCHEMA_REGISTRY_CONF's)")
+    processing_guarantee: str | None = Field(
+        default=None, description="how a Kafka sink delivers: exactly_once_v2 or "
+                                  "at_least_once (default SPLICE_PROCESSING_GUARANTEE, else "
+                                  "exactly_once_v2)")
 
     def settings(self) -> SpliceSettings:
         return SpliceSettings.from_env(
@@ -60,7 +64,8 @@ class SparkResource(ConfigurableResource):
             kafka_bootstrap=self.kafka_bootstrap, s3_endpoint=self.s3_endpoint,
             spark_log=self.spark_log, kafka_lost_records=self.kafka_lost_records,
             schema_registry_url=self.schema_registry_url,
-            schema_registry=dict(self.schema_registry))
+            schema_registry=dict(self.schema_registry),
+            processing_guarantee=self.processing_guarantee)
 
     def session(self, packages: tuple[str, ...] = ()):  # -> SparkSession (lazy: Spark is heavy)
         """The process's session; ``packages`` (a pipeline's connectors, such

@@ -106,6 +106,7 @@ class Workspace:
                                    pipeline=self.plan,
                                    kafka_bootstrap=self.settings.kafka_bootstrap,
                                    kafka_lost_records=self.settings.kafka_lost_records,
+                                   processing_guarantee=self.settings.processing_guarantee,
                                    schema_registry=(registry_config(self.settings)
                                                     if self.settings.schema_registry_url
                                                     else None)),

@@ -85,6 +85,11 @@ def _properties(folder: Path, port: int, controller: int) -> str:
         "log.dirs": str(folder / "data"),
         "num.partitions": "1",
         "offsets.topic.replication.factor": "1",
+        # One partition each for the groups' offsets and the transactions'
+        # state (50 by default): a one-broker test machine creates them at
+        # the first transactional producer and group in seconds, not minutes.
+        "offsets.topic.num.partitions": "1",
+        "transaction.state.log.num.partitions": "1",
         "transaction.state.log.replication.factor": "1",
         "transaction.state.log.min.isr": "1",
         "share.coordinator.state.topic.replication.factor": "1",

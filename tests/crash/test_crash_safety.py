@@ -67,11 +67,12 @@ def _in_run_order(pipeline: Pipeline, kills: list[Kill]) -> list[Kill]:
 def test_a_kill_at_each_point_and_each_step_kind_loses_nothing(spark, tmp_path: Path) -> None:
     pipeline = compile_path(PIPELINE)
     kills = _in_run_order(pipeline, SPANNING)
-    # Three points need the broker: a Kafka sink's (tests/operators/test_kafka_sink.py
+    # Four points need the broker: a Kafka sink's two (tests/operators/test_kafka_sink.py
     # kills there), a Kafka source's lost records (tests/operators/test_kafka_lost.py)
     # and a topic read in place (tests/operators/test_kafka_in_place.py).
     assert {k.point for k in kills} == set(KillPoint) - {
-        KillPoint.SINK_SENT, KillPoint.LOST_RECORDED, KillPoint.READ_IN_PLACE}
+        KillPoint.SINK_SENDING, KillPoint.SINK_SENT, KillPoint.LOST_RECORDED,
+        KillPoint.READ_IN_PLACE}
     _kill_and_compare(spark, tmp_path, pipeline, kills)
 
 

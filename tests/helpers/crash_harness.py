@@ -186,7 +186,7 @@ def all_kills(pipeline: Pipeline) -> list[Kill]:
                 points.append(KillPoint.SOURCE_INGESTED)
             points.append(KillPoint.OUTPUT_COMMITTED)
         elif step.op == "sink":
-            points += [KillPoint.SINK_SENT, KillPoint.OUTPUT_COMMITTED]
+            points += [KillPoint.SINK_SENDING, KillPoint.SINK_SENT, KillPoint.OUTPUT_COMMITTED]
         elif step.kind == Kind.TABLE:
             points += [KillPoint.INSIDE_MERGE, KillPoint.OUTPUT_COMMITTED]
         else:

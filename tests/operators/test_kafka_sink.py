@@ -22,6 +22,7 @@ from splice.runtime.workspace import Workspace
 from splice.sql.errors import SqlErrors
 
 from tests.helpers.crash_harness import Kill, run_killed
+from tests.helpers.kafka import consumed
 from tests.helpers.pipeline import append, make_io
 
 
@@ -67,7 +68,7 @@ def test_explain_shows_the_sink() -> None:
     props = plan.node("n_topic").explain().props
     assert props["topic"] == "n (compacted)"
     assert props["deleted key"] == "a tombstone (null value)"
-    assert props["delivery"] == "at least once (Spark's Kafka sink)"
+    assert props["delivery"].startswith("exactly once (exactly_once_v2: one Kafka transaction")
 
 
 @pytest.mark.spark
@@ -127,29 +128,47 @@ CREATE STREAM copied WITH (kafka_topic='{topic}', value_format='JSON') AS
 @pytest.mark.faults
 # After the output commit, the rerun sends nothing again: the kill matrix's
 # point, a second proof here (pytest -m faults_full).
-@pytest.mark.parametrize(("point", "twice"), [
-    (KillPoint.SINK_SENT, True),
-    pytest.param(KillPoint.OUTPUT_COMMITTED, False, marks=pytest.mark.faults_full)])
-def test_a_killed_sink_run_loses_no_record(spark, tmp_path: Path, kafka: str,
+@pytest.mark.parametrize(("guarantee", "point", "twice"), [
+    ("exactly_once_v2", KillPoint.SINK_SENDING, False),
+    ("exactly_once_v2", KillPoint.SINK_SENT, False),
+    ("at_least_once", KillPoint.SINK_SENT, True),
+    pytest.param("exactly_once_v2", KillPoint.OUTPUT_COMMITTED, False,
+                 marks=pytest.mark.faults_full)])
+def test_a_killed_sink_run_loses_no_record(spark, tmp_path: Path, kafka: str, guarantee: str,
                                            point: KillPoint, twice: bool) -> None:
-    """Killed once the broker has the batch: before the sink recorded it,
-    the rerun sends it again (at least once); after, it does not."""
+    """Exactly once (the default): killed inside the micro-batch's Kafka
+    transaction, the broker aborts it and the rerun sends it in a new one;
+    killed after its commit, the rerun sends nothing: a read_committed
+    consumer reads each record once, in order. At least once: killed once
+    the broker has the batch, before the sink recorded it, the rerun sends
+    it again."""
     topic = f"copied-{uuid.uuid4().hex[:8]}"
     sql = tmp_path / "sink.sql"
     sql.write_text(SINK_PIPELINE.format(topic=topic))
     warehouse = WarehouseResource(root=str(tmp_path / "warehouse"))
     pipeline = compile_path(sql)
-    io = Workspace(pipeline, SpliceSettings.from_env(kafka_bootstrap=kafka), warehouse=warehouse,
-                   spark=spark).io
+    settings = SpliceSettings.from_env(kafka_bootstrap=kafka, processing_guarantee=guarantee)
+    io = Workspace(pipeline, settings, warehouse=warehouse, spark=spark).io
     append(io, "orders", [{"id": i, "item": f"i{i}"} for i in range(5)])
-    run_killed(io, Kill(point, "copied_topic"), sql, env={"SPLICE_KAFKA_BOOTSTRAP": kafka})
-    first = [(i, {"id": i, "item": f"i{i}"}) for i in range(5)]
-    assert sorted((int(k), v) for k, v in topic_records(spark, kafka, topic)) == first
+    run_killed(io, Kill(point, "copied_topic"), sql,
+               env={"SPLICE_KAFKA_BOOTSTRAP": kafka, "SPLICE_PROCESSING_GUARANTEE": guarantee})
+    first = [(str(i), {"id": i, "item": f"i{i}"}) for i in range(5)]
+    if point == KillPoint.SINK_SENDING:
+        # The records reached the broker in the open transaction; the kill
+        # left it open: the broker shows them to read_uncommitted only.
+        assert consumed(kafka, topic, committed=False) == first
+        assert consumed(kafka, topic) == []
+    else:
+        assert consumed(kafka, topic) == first
 
     run_pipeline(pipeline, io)  # the rerun
     append(io, "orders", [{"id": 5, "item": "i5"}])
     run_pipeline(pipeline, io)
-    got = sorted((int(k), v) for k, v in topic_records(spark, kafka, topic))
-    everything = [*first, (5, {"id": 5, "item": "i5"})]
-    assert sorted(set(map(repr, got))) == sorted(map(repr, everything))  # none missing
-    assert got == sorted([*first, *everything] if twice else everything)
+    everything = [*first, ("5", {"id": 5, "item": "i5"})]
+    got = consumed(kafka, topic)
+    if twice:
+        assert sorted(got) == sorted([*first, *everything])  # none missing, the batch twice
+    else:
+        assert got == everything  # once each, in the order written
+    if point == KillPoint.SINK_SENDING:  # the aborted transaction's records are still there
+        assert consumed(kafka, topic, committed=False) == [*first, *everything]
