@@ -8,9 +8,9 @@ a tombstone, a record with a null value), become records: the key is
 of several columns is JSON unless AVRO), the value the value columns as one
 JSON object, nulls written, or in the registry's wire format for AVRO and
 JSON_SR (operators/kafka_records.py: the schema is registered when the
-query is built, before any record is sent). A micro-batch is written in order (one task),
-so a key's records keep the order of its changes on its partition. A
-table's topic is created compacted when Splice creates it.
+query is built, before any record is sent). A micro-batch is written in
+order (one task), so a key's records keep the order of its changes on its
+partition. A table's topic is created compacted when Splice creates it.
 
 Delivery is at least once, as Spark's Kafka sink gives it. After the broker
 acknowledged a micro-batch, the sink appends the records it sent to its own
