@@ -5,11 +5,12 @@ A stream output's rows, or a table output's changes (its change feed: the
 current rows first, then every insert, update and delete; a deleted key is
 a tombstone, a record with a null value), become records: the key is
 ``_key`` (its text in the KAFKA key format, JSON in the JSON format; a key
-of several columns is always JSON), the value the value columns as one
-JSON object, nulls written (operators/kafka_records.py). A micro-batch is
-written in order (one task), so a key's records keep the order of its
-changes on its partition. A table's topic is created compacted when Splice
-creates it.
+of several columns is JSON unless AVRO), the value the value columns as one
+JSON object, nulls written, or in the registry's wire format for AVRO and
+JSON_SR (operators/kafka_records.py: the schema is registered when the
+query is built, before any record is sent). A micro-batch is written in
+order (one task), so a key's records keep the order of its changes on its
+partition. A table's topic is created compacted when Splice creates it.
 
 Delivery is exactly once by default (``processing_guarantee``
 ``exactly_once_v2``, as ksqlDB's): each micro-batch is one Kafka
@@ -45,7 +46,7 @@ from splice.engine.io import (
 from splice.engine.kafka_topics import create_topic, topic_exists
 from splice.engine.query import BatchTarget, Executor, Outcome, Sink, StepQuery
 from splice.engine.settings import guarantee
-from splice.operators.kafka_records import record_key, record_value
+from splice.operators.kafka_records import records as sink_records
 from splice.operators.kafka_source import bootstrap
 from splice.operators.kafka_transactions import TransactionalSender
 from splice.physical.operators import KafkaSink
@@ -56,9 +57,10 @@ CHANGE = "_change_type"
 VERSION = "_commit_version"
 
 
-def sent_schema() -> str:
-    """The sink's own table: the records it sent."""
-    return f"`{KEY}` string, value string, batch_id bigint, `{ROWTIME}` timestamp"
+def sent_schema(key_type: str = "string", value_type: str = "string") -> str:
+    """The sink's own table: the records it sent (an AVRO key and a
+    registry format's value as their bytes)."""
+    return f"`{KEY}` {key_type}, value {value_type}, batch_id bigint, `{ROWTIME}` timestamp"
 
 
 class KafkaSinkExecutor(Executor[KafkaSink]):
@@ -73,8 +75,6 @@ class KafkaSinkExecutor(Executor[KafkaSink]):
             create_topic(servers, topic, int(options.get("partitions", "1")), compacted=table)
         upstream = io.pipeline.step(step.inputs[0])
         path = io.table_path(step)
-        ensure_table(spark, path, StructType.fromDDL(sent_schema()))
-        before = delta_version(spark, path)
         if upstream.kind == Kind.TABLE:
             stream = io.read_changes(upstream.id).where(F.col(CHANGE) != "update_preimage")
             order: list[str] = [VERSION]
@@ -82,8 +82,13 @@ class KafkaSinkExecutor(Executor[KafkaSink]):
         else:
             stream = io.read_stream(upstream.id)
             order, deleted = [], F.lit(False)
-        key = record_key(upstream, options.get("key_format", "kafka"))
-        value = F.when(deleted, F.lit(None).cast("string")).otherwise(record_value(upstream))
+        # The formats' columns; AVRO and JSON_SR register their schemas here.
+        encoded = sink_records(step, upstream, stream.schema, io)
+        ensure_table(spark, path, StructType.fromDDL(sent_schema(encoded.key_type,
+                                                                 encoded.value_type)))
+        before = delta_version(spark, path)
+        key = encoded.key
+        value = F.when(deleted, F.lit(None).cast(encoded.value_type)).otherwise(encoded.value)
         extra = {k.removeprefix("kafka."): v for k, v in options.items()
                  if k.startswith("kafka.")}
         exactly_once = guarantee(io.processing_guarantee) == "exactly_once_v2"

@@ -28,14 +28,35 @@ class KafkaSink(PhysicalNode):
     packages: ClassVar[tuple[str, ...]] = KafkaSource.packages
     step: SinkStep
 
+    def needs(self) -> tuple[str, ...]:
+        """Spark's Kafka connector; spark-avro too when a key or the value
+        is Avro (``to_avro``)."""
+        options = self.step.options
+        if "avro" in (options.get("value_format"), options.get("key_format")):
+            return (*self.packages, *KafkaSource.avro_packages)
+        return self.packages
+
     def explain(self) -> ExplainNode:
         step = self.step
-        table = step.options.get("table") == "true"
+        options = step.options
+        table = options.get("table") == "true"
+        key_format = options.get("key_format", "kafka")
+        value_format = options.get("value_format", "json")
+        value = {"json": "the value columns as a JSON object",
+                 "avro": "the value columns as an Avro record (to_avro) after the registry's "
+                         "5-byte header",
+                 "json_sr": "the value columns as a JSON object after the registry's 5-byte "
+                            "header"}[value_format]
         return ExplainNode(name="KafkaSink", props={
             **self.header(), "input": step.inputs[0] + (" (change feed)" if table else ""),
             "topic": step.topic + (" (compacted)" if table else ""),
-            "record key": f"_key ({step.options.get('key_format', 'kafka').upper()})",
-            "record value": "the value columns as a JSON object",
+            "record key": f"_key ({key_format.upper()})" + (
+                f", subject '{options['key_subject']}'" if key_format == "avro" else ""),
+            "value format": value_format.upper(),
+            "value subject": "" if value_format == "json" else (
+                f"'{options['value_subject']}' (TopicNameStrategy): the schema of the "
+                "columns, registered when the step starts (a new version if compatible)"),
+            "record value": value,
             "deleted key": "a tombstone (null value)" if table else "",
             "delivery": ("exactly once (exactly_once_v2: one Kafka transaction a micro-batch; "
                          "at_least_once: Spark's Kafka writer)"),

@@ -161,8 +161,10 @@ class SourceStep(StepBase):
 
 class SinkStep(StepBase):
     """An output also written to a Kafka topic (its input): a stream's rows,
-    or a table's changes (a deleted key as a tombstone), as JSON records
-    keyed by ``_key``. Its own rows are the records it sent."""
+    or a table's changes (a deleted key as a tombstone), as records keyed by
+    ``_key`` in its formats (JSON; AVRO or JSON_SR through the schema
+    registry, ``options['value_subject']``). Its own rows are the records it
+    sent."""
 
     op: Literal["sink"] = "sink"
     format: str = "kafka"

@@ -69,9 +69,11 @@ def value_format_of(options: dict[str, str]) -> str:
 def kafka_options(node: expressions.CreateSource | expressions.CreateAs,
                   options: dict[str, str], name: str, is_table: bool,
                   pos: Callable[[str], Position],
-                  where: Callable[[exp.Expression | None], Position]) -> dict[str, str]:
+                  where: Callable[[exp.Expression | None], Position],
+                  key_formats: frozenset[str] | set[str] = KEY_FORMATS) -> dict[str, str]:
     """The normalized options (module docstring); an unsupported value is a
-    positioned error at that value."""
+    positioned error at that value. ``key_formats``: the key formats taken
+    (a sink's adds AVRO, which a source does not read)."""
     out: dict[str, str] = {"topic": next((options[k] for k in TOPIC if k in options), name)}
     connector = options.get("connector")
     if connector is not None and connector.lower() != "kafka":
@@ -108,7 +110,7 @@ def kafka_options(node: expressions.CreateSource | expressions.CreateAs,
         out["value_avro_schema_full_name"] = options["value_avro_schema_full_name"]
     if key_format.lower() == "none":
         key_format = "kafka"  # ksqlDB's NONE: no key columns, the key is not read
-    if key_format.lower() not in KEY_FORMATS:
+    if key_format.lower() not in key_formats:
         option = "key_format" if "key_format" in options else "format"
         raise SqlError(pos(option), f"key format '{key_format}' is not supported",
                        "write key_format='KAFKA' (the key as text) or key_format='JSON'")

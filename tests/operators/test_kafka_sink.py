@@ -53,9 +53,11 @@ def test_an_output_with_no_topic_or_an_unknown_option_is_refused_where_written()
     (error,) = _errors(SOURCE + "CREATE STREAM big WITH (kafka_topic='b', retention='1') "
                        "AS SELECT id FROM orders;")
     assert error.startswith("p.sql:2:52: option 'retention' is not one of an output topic's")
-    (error,) = _errors(SOURCE + "CREATE STREAM big WITH (kafka_topic='b', value_format='AVRO') "
-                       "AS SELECT id FROM orders;")
-    assert error.startswith("p.sql:2:55: value format 'AVRO' is not supported")
+    # (AVRO and JSON_SR are written since issue 52's item 4:
+    # tests/sql/test_kafka_sink_formats.py; a format not written is refused)
+    (error,) = _errors(SOURCE + "CREATE STREAM big WITH (kafka_topic='b', "
+                       "value_format='PROTOBUF') AS SELECT id FROM orders;")
+    assert error.startswith("p.sql:2:55: value format 'PROTOBUF' is not supported")
     (error,) = _errors("CREATE STREAM big WITH (kafka_topic='b');")
     assert "needs a column list before WITH (...), or AS SELECT after it" in error
 
