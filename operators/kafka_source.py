@@ -17,6 +17,8 @@ JSON), converted to the key type; a declared key column the value lacks
 takes the key's value (ksqlDB keeps key columns in the key). ``ROWTIME`` is
 the record's timestamp unless ``timestamp=`` names a column. A null value
 is a tombstone of its key on a table topic and skipped on a stream topic.
+A Debezium topic's change events are first made the upsert records they
+stand for (operators/debezium.py), then decoded as those.
 A record that does not decode goes to the dead-letter table with its
 topic, partition, offset and the reason. Records the broker deleted before
 they were read stop the run, or, under ``kafka_lost_records=skip``, are
