@@ -129,6 +129,9 @@ def test_explain_shows_the_topic() -> None:
      "FORMAT CANAL is not supported"),
     ("CREATE STREAM s (id INT) WITH (kafka_topic='o', value_format='JSON',\n"
      "  envelope='debezium')", "'debezium'", "a Debezium topic is read as a table"),
+    ("CREATE TABLE t (id INT PRIMARY KEY, v INT) WITH (location='t');\n"
+     "CREATE TABLE s WITH (kafka_topic='o', envelope='debezium') AS SELECT id, v FROM t",
+     "'debezium'", "option 'envelope' is not one of an output topic's"),
     ("CREATE TABLE s (id INT PRIMARY KEY) WITH (kafka_topic='o', envelope='maxwell')",
      "'maxwell'", "envelope 'maxwell' is not supported"),
     ("CREATE TABLE s (id INT PRIMARY KEY) WITH (kafka_topic='o', value_format='JSON_SR', "
