@@ -17,6 +17,8 @@ JSON), converted to the key type; a declared key column the value lacks
 takes the key's value (ksqlDB keeps key columns in the key). ``ROWTIME`` is
 the record's timestamp unless ``timestamp=`` names a column. A null value
 is a tombstone of its key on a table topic and skipped on a stream topic.
+A Debezium topic's change events are first made the upsert records they
+stand for (operators/debezium.py), then decoded as those.
 A record that does not decode goes to the dead-letter table with its
 topic, partition, offset and the reason. Records the broker deleted before
 they were read stop the run, or, under ``kafka_lost_records=skip``, are
@@ -48,7 +50,7 @@ from splice.engine.query import BatchTarget, Outcome, Sink, StepQuery
 from splice.engine.session import is_connect
 from splice.engine.settings import ENV, lost_records_policy
 from splice.engine.stream_start import delta_stream
-from splice.operators import avro_values
+from splice.operators import avro_values, debezium
 from splice.operators.avro_values import Writers, is_avro, writers_of
 from splice.operators.dead_letters import write_checked
 from splice.operators.json_source import converted_once, object_verdict, text_fields, value_reason
@@ -296,6 +298,9 @@ def decode(step: SourceStep, batch: DataFrame, writers: Writers | None = None) -
         raw.alias("__raw"),
         F.col("topic").alias(RECORD_TOPIC), F.col("partition").alias("__partition"),
         F.col("offset").alias("__offset"), F.col("timestamp").alias(RECORD_TIMESTAMP))
+    changes = debezium.is_debezium(step)
+    if changes:  # a change event as the upsert record it stands for
+        records = debezium.changes(step, records, RECORD_VALUE, RECORD_KEY)
     key = F.col("__k")
     keys = step.relation.key_columns
     value = F.col(RECORD_VALUE)
@@ -321,6 +326,9 @@ def decode(step: SourceStep, batch: DataFrame, writers: Writers | None = None) -
                             f"' is not {step.relation.key_type.upper()} (key format "
                             f"{key_format.upper()})")))
     keep = [RECORD_VALUE, "__raw", RECORD_TOPIC, RECORD_KEY, *ORDER, RECORD_TIMESTAMP]
+    if changes:
+        keep += [debezium.ENVELOPE, debezium.CHANGE_REASON]
+    record_key_of = F.col(debezium.KEY) if changes else _decoded_key(step, F.col(RECORD_KEY))
     # A tombstone's columns are NULL but its key's, which the key fills.
     columns = [F.when(tombstone, typed[c.name] if c.name in keys else F.lit(None))
                .otherwise(typed[c.name]).cast(c.type).alias(c.name) for c in step.declared]
@@ -334,7 +342,7 @@ def decode(step: SourceStep, batch: DataFrame, writers: Writers | None = None) -
     else:
         parsed = records.select(*keep, text_fields(step, value).alias("__j"),
                                 object_verdict(value, batch.sparkSession).alias("__verdict"),
-                                _decoded_key(step, F.col(RECORD_KEY)).alias("__k"))
+                                record_key_of.alias("__k"))
         # A field spelt in another case than its column still fills it (ksqlDB
         # writes NAME for a column name): operators/kafka_fields.py.
         parsed = parsed.select(*keep, any_case_fields(step, F.col("__j"), value, F.col(
@@ -359,7 +367,14 @@ def decode(step: SourceStep, batch: DataFrame, writers: Writers | None = None) -
     reason = (F.when(tombstone & F.lit(skip_null), F.lit(None).cast("string"))
               .otherwise(F.concat_ws("; ", F.col("__value_reason"), F.col("__key_reason"),
                                      missing_key)))
-    out = [c for c in rows.columns if c not in ("__value_reason", "__key_reason", "__raw")]
+    dropped = ("__value_reason", "__key_reason", "__raw")
+    if changes:  # Debezium's tombstone after a delete is skipped; the record as written
+        reason = (F.when(F.col(debezium.ENVELOPE).isNull(), F.lit(None).cast("string"))
+                  .when(F.col(debezium.CHANGE_REASON).isNotNull(),
+                        F.col(debezium.CHANGE_REASON)).otherwise(reason))
+        rows = rows.withColumn(RECORD_VALUE, F.col(debezium.ENVELOPE))
+        dropped += (debezium.ENVELOPE, debezium.CHANGE_REASON)
+    out = [c for c in rows.columns if c not in dropped]
     return rows.select(*out, rowtime.alias(ROWTIME), reason.alias("__reason"))
 
 

@@ -80,6 +80,10 @@ class KafkaSource(SourceNode):
             "null value": "tombstone of its key" if options.get("table") else
             "kept as a row without a value (a tombstone when read as a table)"
             if options.get("null_values") == "tombstone" else "skipped"})
+        if options.get("envelope") == "debezium":
+            props["null value"] = "skipped (Debezium's tombstone after its delete)"
+            props["changes"] = ("Debezium envelopes: op c, r, u upsert the after row, d deletes "
+                                "the key")
         if value_format != "json":
             props["value format"] = value_format.upper()
         if value_format == "avro":

@@ -22,7 +22,8 @@ from sqlglot import exp
 
 # What a sink's WITH (...) may hold besides properties.<name>: where the
 # records go and how they are written.
-SINK_OPTIONS = (KAFKA_OPTIONS - {"scan.startup.mode", "stored"}) | {"format"}
+# envelope: a source reads Debezium's change events; an output writes upsert records
+SINK_OPTIONS = (KAFKA_OPTIONS - {"scan.startup.mode", "stored", "envelope"}) | {"format"}
 
 # A sink's own rows: the records it sent (a tombstone's value is NULL); an
 # Avro or JSON_SR value is the wire format's bytes.

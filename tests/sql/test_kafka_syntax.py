@@ -1,6 +1,6 @@
 """Kafka sources in each dialect's words (no Spark): Splice's format='kafka',
 ksqlDB's kafka_topic / value_format / key_format / KEY / PRIMARY KEY,
-RisingWave's connector='kafka' ... FORMAT PLAIN|UPSERT ENCODE JSON; what
+RisingWave's connector='kafka' ... FORMAT PLAIN|UPSERT|DEBEZIUM ENCODE JSON; what
 they compile to, and the positioned errors of what is not supported."""
 
 from __future__ import annotations
@@ -62,6 +62,33 @@ def test_risingwave_source_and_upsert_table() -> None:
     assert table.options["table"] == "true"
 
 
+def test_risingwave_debezium_table() -> None:
+    """FORMAT DEBEZIUM ENCODE JSON: a table topic of change events, its key
+    JSON (Debezium's {"id": 1}), keyed by the PRIMARY KEY; Splice's
+    envelope='debezium' says the same in a WITH (...)."""
+    plan = compile_text("CREATE TABLE customers (id INT PRIMARY KEY, name VARCHAR, region "
+                        "VARCHAR)\nWITH (connector='kafka', topic='dbserver1.inventory."
+                        "customers', properties.bootstrap.server='h:9092')\n"
+                        "FORMAT DEBEZIUM ENCODE JSON;", "k.sql", "k")
+    step = plan.step("customers")
+    assert isinstance(step, SourceStep)
+    assert step.relation.key_columns == ("id",) and step.relation.key_type == "int"
+    assert step.options == {"topic": "dbserver1.inventory.customers", "key_format": "json",
+                            "envelope": "debezium", "bootstrap": "h:9092", "table": "true"}
+    [table] = [s for s in plan.steps if isinstance(s, MaterializeStep)]
+    assert table.tombstone_columns == ("name", "region")
+    text = explain_step(step, plan).render()
+    assert "changes: Debezium envelopes: op c, r, u upsert the after row, d deletes" in text
+    assert "null value: skipped (Debezium's tombstone after its delete)" in text
+    composite = source("CREATE TABLE s (a INT, b STRING, v INT, PRIMARY KEY (a, b)) WITH ("
+                       "connector='kafka', topic='t') FORMAT DEBEZIUM ENCODE JSON")
+    assert composite.relation.key_type == "struct<`a`:int,`b`:string>"
+    ksql = source("CREATE TABLE s (id INT PRIMARY KEY, v STRING) WITH (kafka_topic='t', "
+                  "value_format='JSON', envelope='Debezium')")
+    assert ksql.options == {"topic": "t", "key_format": "json", "envelope": "debezium",
+                            "table": "true"}
+
+
 def test_explain_shows_the_topic() -> None:
     plan = compile_text("CREATE STREAM s (id INT) WITH (kafka_topic='orders', "
                         "value_format='JSON');", "k.sql", "k")
@@ -90,7 +117,25 @@ def test_explain_shows_the_topic() -> None:
     ("CREATE SOURCE s (id INT) WITH (connector='kafka') FORMAT UPSERT ENCODE JSON",
      "UPSERT", "FORMAT UPSERT reads a table"),
     ("CREATE SOURCE s (id INT) WITH (connector='kafka') FORMAT DEBEZIUM ENCODE JSON",
-     "DEBEZIUM", "FORMAT DEBEZIUM is not supported"),
+     "DEBEZIUM", "FORMAT DEBEZIUM reads a table"),
+    ("CREATE TABLE s (id INT PRIMARY KEY) WITH (connector='kafka')\n"
+     "  FORMAT DEBEZIUM ENCODE AVRO (schema.registry = 'http://r:8081')", "AVRO",
+     "FORMAT DEBEZIUM ENCODE AVRO is not supported: Debezium envelopes are read as JSON only"),
+    ("CREATE TABLE s (id INT PRIMARY KEY) WITH (connector='kafka') FORMAT DEBEZIUM "
+     "ENCODE PROTOBUF", "PROTOBUF", "ENCODE PROTOBUF is not supported"),
+    ("CREATE TABLE s (id INT) WITH (connector='kafka') FORMAT DEBEZIUM ENCODE JSON", "CREATE",
+     "table 's' has no key"),
+    ("CREATE TABLE s (id INT) WITH (connector='kafka') FORMAT CANAL ENCODE JSON", "CANAL",
+     "FORMAT CANAL is not supported"),
+    ("CREATE STREAM s (id INT) WITH (kafka_topic='o', value_format='JSON',\n"
+     "  envelope='debezium')", "'debezium'", "a Debezium topic is read as a table"),
+    ("CREATE TABLE t (id INT PRIMARY KEY, v INT) WITH (location='t');\n"
+     "CREATE TABLE s WITH (kafka_topic='o', envelope='debezium') AS SELECT id, v FROM t",
+     "'debezium'", "option 'envelope' is not one of an output topic's"),
+    ("CREATE TABLE s (id INT PRIMARY KEY) WITH (kafka_topic='o', envelope='maxwell')",
+     "'maxwell'", "envelope 'maxwell' is not supported"),
+    ("CREATE TABLE s (id INT PRIMARY KEY) WITH (kafka_topic='o', value_format='JSON_SR', "
+     "envelope='debezium')", "'debezium'", "Debezium envelopes are read as JSON, not JSON_SR"),
     ("CREATE SOURCE s (id INT) WITH (connector='kafka') FORMAT PLAIN ENCODE PROTOBUF",
      "PROTOBUF", "ENCODE PROTOBUF is not supported"),
     ("CREATE SOURCE s WITH (connector='kafka') FORMAT PLAIN ENCODE AVRO (nonsense = 'x')",
