@@ -22,18 +22,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from splice.engine.registry_schemas import RegistrySchemas
+from splice.operators.sources import SourceError
 from splice.sql.avro_types import Unmapped, record_fields
 
 if TYPE_CHECKING:
     from confluent_kafka.schema_registry import SchemaRegistryClient
 
 
-class SchemaRefused(Exception):
+class SchemaRefused(SourceError):
     """The output's schema is not compatible with the subject's latest
-    version: nothing is registered, nothing is sent."""
+    version: nothing is registered, nothing is sent. (A SourceError: the
+    run reports the step failed with these words, no traceback.)"""
 
 
-class RegistryFailed(Exception):
+class RegistryFailed(SourceError):
     """The registry did not answer, or refused the schema: nothing is sent."""
 
 

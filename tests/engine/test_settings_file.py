@@ -69,7 +69,8 @@ ENV_VALUES = {"warehouse": "s3a://b/wh", "master": "spark://h:7077",
               "shuffle_partitions": "5", "packages": "x:y:1",
               "conf": '{"spark.z": "1"}', "spark_log": "/tmp/x.log",
               "kafka_bootstrap": "h:9092", "s3_endpoint": "http://h:9000",
-              "kafka_lost_records": "skip", "processing_guarantee": "at_least_once", "schema_registry_url": "http://h:8081/apis/ccompat/v7",
+              "kafka_lost_records": "skip", "processing_guarantee": "at_least_once",
+              "schema_registry_url": "http://h:8081/apis/ccompat/v7",
               "schema_registry": '{"ksql.schema.registry.basic.auth.user.info": "u:p"}'}
 
 
