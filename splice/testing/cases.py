@@ -109,9 +109,11 @@ class CaseSources(Protocol):
     """Where a case's sources live, when not on Delta tables (the default):
     ``prepare`` declares the compiled pipeline's sources there, ``append``
     delivers a run's rows, ``close`` removes what ``prepare`` made.
-    ``kafka_bootstrap`` goes to the run's Workspace settings."""
+    ``kafka_bootstrap`` and ``schema_registry_url`` go to the run's
+    Workspace settings."""
 
     kafka_bootstrap: str | None
+    schema_registry_url: str | None
 
     def prepare(self, pipeline: Any, case: str) -> Any: ...
 
@@ -179,8 +181,9 @@ def _run_data(case: Case, pipeline: Pipeline, spark: Any, root: str,
     from splice.runtime.runner import StepFailed
     from splice.runtime.workspace import Workspace
 
-    settings = SpliceSettings.from_env(kafka_bootstrap=sources.kafka_bootstrap if sources
-                                       else None)
+    settings = SpliceSettings.from_env(
+        kafka_bootstrap=sources.kafka_bootstrap if sources else None,
+        schema_registry_url=sources.schema_registry_url if sources else None)
     workspace = Workspace(pipeline, settings, warehouse=Warehouse(root=root), spark=spark)
     io = workspace.io
     append = sources.append if sources else append_rows

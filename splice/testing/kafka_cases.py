@@ -103,6 +103,21 @@ class KafkaCaseSources:
     def kafka_bootstrap(self) -> str:
         return self.bootstrap
 
+    @property
+    def schema_registry_url(self) -> str | None:
+        """The registry the run's settings name: none for JSON values."""
+        return None
+
+    def source_options(self, step: SourceStep, topic: str, table: bool) -> dict[str, str]:
+        """The options of ``step`` declared on ``topic`` (a subclass adds
+        its value format's)."""
+        return topic_options(step, topic, table)
+
+    def value_of(self, step: SourceStep, row: dict[str, Any], record: Record) -> Record:
+        """The record as this runner writes it (JSON: as :func:`record_of`
+        made it)."""
+        return record
+
     def prepare(self, pipeline: PhysicalPlan, case: str) -> PhysicalPlan:
         """``pipeline`` with every source on a new topic (created here)."""
         self.tables = _table_sources(pipeline)
@@ -115,7 +130,7 @@ class KafkaCaseSources:
                 self.topics[step.id] = topic
                 step = step.model_copy(update={
                     "format": "kafka", "location": topic,
-                    "options": topic_options(step, topic, step.id in self.tables)})
+                    "options": self.source_options(step, topic, step.id in self.tables)})
             steps.append(step)
         logical = Pipeline(name=pipeline.name, steps=tuple(steps), explain=pipeline.explain,
                            origin=pipeline.origin)
@@ -144,7 +159,7 @@ class KafkaCaseSources:
         count = self.partitions.get(step.id, 1)
         records = []
         for row in rows:
-            record = record_of(step, row, step.id in self.tables)
+            record = self.value_of(step, row, record_of(step, row, step.id in self.tables))
             if count > 1:
                 n = self.keyless.get(step.id, 0)
                 if record.key is None:

@@ -31,6 +31,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from splice.processes import end, server_main
 
@@ -224,6 +225,18 @@ def stop_registry(folder: Path = DEFAULT_FOLDER, timeout: float = 20.0) -> bool:
     end(registry.pid, timeout)
     (registry.folder / "registry.pid").unlink(missing_ok=True)
     return True
+
+
+def registry_address(settings: Any) -> str:
+    """The registry to use: the settings' URL, else scripts/registry.sh's
+    registry (built and started when it is not running; its URL is
+    printed)."""
+    if settings.schema_registry_url:
+        return str(settings.schema_registry_url)
+    registry = start_registry()
+    print(f"schema registry: {registry.url} (scripts/registry.sh's; stop it with "
+          "bash scripts/registry.sh stop)", flush=True)
+    return registry.url
 
 
 def main(argv: list[str] | None = None) -> int:
