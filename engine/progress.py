@@ -11,10 +11,16 @@ rows the operator keeps in its state after the run
 Spark keeps only the last ``spark.sql.streaming.numRecentProgressUpdates``
 (100) progress reports of a query, so the reports are also taken while the
 run goes on: inside each micro-batch the previous batch's report is final.
+
+The queries running in this process are listed by pipeline and step
+(:func:`live`), so that a display (``splice run``'s) can say how far a
+long step has read while it runs.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -29,6 +35,12 @@ class RunProgress:
 
     def __init__(self) -> None:
         self.query: StreamingQuery | None = None
+        self.started = time.monotonic()
+        # Input rows of each micro-batch reported so far, and their sum (an
+        # int another thread may read while batches go on).
+        self.read: dict[int, int] = {}
+        self.rows_read = 0
+        self._name: tuple[str, str] | None = None
         self.dropped: dict[int, int] = {}
         self.state: dict[int, int] = {}
         # Each micro-batch's observed metrics (``DataFrame.observe``) by name:
@@ -37,6 +49,10 @@ class RunProgress:
 
     def observe(self, reports: Iterable[Mapping[str, Any] | None]) -> None:
         for report in reports:
+            if report and "batchId" in report and int(report["batchId"]) not in self.read:
+                batch = int(report["batchId"])
+                self.read[batch] = int(report.get("numInputRows") or 0)
+                self.rows_read += self.read[batch]
             metrics = (report or {}).get("observedMetrics") or {}
             if metrics:
                 self.observed[int(report["batchId"])] = dict(metrics)  # type: ignore[index]
@@ -47,6 +63,14 @@ class RunProgress:
             self.dropped[batch] = sum(int(op.get("numRowsDroppedByWatermark", 0))
                                       for op in operators)
             self.state[batch] = sum(int(op.get("numRowsTotal", 0)) for op in operators)
+
+    def watch(self, pipeline: str, step_id: str, query: StreamingQuery) -> None:
+        """The step's query has started: listed for :func:`live` until
+        :meth:`finish`."""
+        self.query = query
+        self._name = (pipeline, step_id)
+        with _lock:
+            _running[self._name] = self
 
     def during_run(self) -> None:
         """Called inside a micro-batch: the previous batch's report is final."""
@@ -67,6 +91,9 @@ class RunProgress:
             self.observe(query.recentProgress)
         finally:
             self.query = None
+            with _lock:
+                if self._name is not None and _running.get(self._name) is self:
+                    del _running[self._name]
 
     @property
     def late_dropped(self) -> int:
@@ -77,6 +104,16 @@ class RunProgress:
         """The state rows after the run's last micro-batch (None without
         a stateful operator, or when the run executed no micro-batch)."""
         return self.state[max(self.state)] if self.state else None
+
+
+_running: dict[tuple[str, str], RunProgress] = {}
+_lock = threading.Lock()
+
+
+def live(pipeline: str, step_id: str) -> RunProgress | None:
+    """The progress of the step's query running in this process, if one is."""
+    with _lock:
+        return _running.get((pipeline, step_id))
 
 
 def is_no_data_batch(spark: SparkSession, checkpoint: str, batch_id: int) -> bool:

@@ -79,6 +79,8 @@ class StepReport:
     plan: dict[str, object] | None = None
     # Why the step's query ran again within this run, once per retry.
     retried: list[str] = field(default_factory=list)
+    # Input rows its query read (None: the step ran no query).
+    rows_read: int | None = None
 
     def metadata(self) -> dict[str, object]:
         return {
@@ -93,6 +95,7 @@ class StepReport:
             **({"changed_files": len(self.changed_files)} if self.changed_files else {}),
             **({f"plan_{k}": v for k, v in self.plan.items()} if self.plan else {}),
             **({"retried": "; ".join(self.retried)} if self.retried else {}),
+            **({"rows_read": self.rows_read} if self.rows_read is not None else {}),
         }
 
 
@@ -247,6 +250,7 @@ class StepRun:
             if self.in_place:
                 reached(KillPoint.READ_IN_PLACE, step.id)
                 dead_letters = self.settle(progress.observed)
+        read = progress.rows_read if query.stream is not None else None
         after = delta_version(spark, path)
         if after is None and query.stream is not None:  # no micro-batch wrote, no table yet
             self.create_output(query)
@@ -255,7 +259,7 @@ class StepRun:
             outcome = query.outcome()
             return StepReport(step.id, step.op, step.kind.value, path, outcome.rows, after,
                               time.monotonic() - start, dead_letters=outcome.dead_letters,
-                              changed_files=outcome.changed_files)
+                              changed_files=outcome.changed_files, rows_read=read)
         schema = spark.read.format("delta").load(path).schema
         return StepReport(
             step.id, step.op, step.kind.value, path,
@@ -266,6 +270,7 @@ class StepRun:
             dead_letters=dead_letters,
             plan=next((n["plan"] for n in reversed(notes_since(spark, path, before))
                        if isinstance(n.get("plan"), dict)), None),
+            rows_read=read,
         )
 
     def settle(self, observed: dict[int, dict[str, Any]]) -> int:
@@ -337,7 +342,7 @@ class StepRun:
                      .option("checkpointLocation", checkpoint)
                      .queryName(query.name or f"{io.pipeline.name}:{step.id}")
                      .start())
-        progress.query = streaming
+        progress.watch(io.pipeline.name, step.id, streaming)
         if tenure is not None:
             tenure.watch(streaming)
         return streaming

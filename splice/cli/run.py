@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import time
 from typing import Any
 
 from splice.cli.flags import at_least_one, not_negative, settings_of, spark_flags
+from splice.cli.heartbeat import beating
 from splice.engine.fs import FileSystemUnavailable
 from splice.engine.settings import SettingsError
 from splice.runtime.claims import ClaimRefused
@@ -119,6 +119,16 @@ def _log_detail(err) -> str:
     return path
 
 
+def _rows(step, report) -> str:
+    """What the step's line says it did: rows written; for a Delta source
+    (read where it is, no table of its own), the rows its check read."""
+    if getattr(step, "format", None) == "delta" and report.rows_written == 0:
+        if report.rows_read is None:
+            return "a Delta table, read where it is (nothing to check)"
+        return f"{report.rows_read} rows read (a Delta table, read where it is)"
+    return f"{report.rows_written} rows written"
+
+
 def run_and_report(pipeline, warehouse: str | None = None, master: str | None = None,
                    rebuild: list[str] | None = None, parallel: int = 4,
                    wait: float | None = None, settings=None, stopper=None):
@@ -149,16 +159,17 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
         print(f"rebuilding {len(dropped)} step(s) from their sources: {', '.join(dropped)}",
               flush=True)
     total = len(pipeline.steps)
-    started: dict[str, float] = {}
 
     def progress(index: int, step: Step, report: StepReport | None) -> None:
         label = f"[{index + 1}/{total}] {step.op:<11} {step.id}"
         if stopper is not None:  # no step starts once a stop signal came
             (stopper.step_started if report is None else stopper.step_ended)(step.id)
         if report is None:
-            started[step.id] = time.monotonic()
+            heart.started(step.id, label)
             print(f"{label} ...", flush=True)
-        elif step.in_place:  # a Kafka source read in place: no table of its own
+            return
+        heart.ended(step.id)
+        if step.in_place:  # a Kafka source read in place: no table of its own
             print(f"{label}: read in place by the step that reads it "
                   f"({report.seconds:.1f}s)", flush=True)
         else:
@@ -169,10 +180,10 @@ def run_and_report(pipeline, warehouse: str | None = None, master: str | None = 
                 extra += f"; {report.plan['name']}, {report.plan['reason']}"
             if report.retried:  # Spark's machinery failed, and the step ran again
                 extra += f"; ran again {len(report.retried)}x: {report.retried[-1]}"
-            print(f"{label}: {report.rows_written} rows written{extra} "
-                  f"({report.seconds:.1f}s)", flush=True)
+            print(f"{label}: {_rows(step, report)}{extra} ({report.seconds:.1f}s)", flush=True)
 
-    reports = workspace.run(progress, parallel=parallel, wait=wait, rebuild=dropped)
+    with beating(pipeline.name, lambda line: print(line, flush=True)) as heart:
+        reports = workspace.run(progress, parallel=parallel, wait=wait, rebuild=dropped)
     print("\nsummary")
     print(f"  {'step':<32} {'kind':<7} {'rows':>6} {'dead':>5} {'late':>5} {'version':>7}  path")
     for r in reports:

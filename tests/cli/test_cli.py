@@ -116,6 +116,8 @@ def test_demo_runs_end_to_end_and_prints_the_outputs(tmp_path: Path, spark, caps
     assert "|NULL|Keyboard|" in out
     assert "column 'customer_id': 'three' is not INT" in out
     assert "[7/7] join        orders_matched: 2 rows written" in out
+    # customers is a Delta table read where it is: its check read its rows
+    assert "[1/7] source      customers: 2 rows read (a Delta table, read where it is)" in out
 
     # `splice show`: an output's rows, and a source's dead letters, by name
     demo = str(ROOT / "pipelines" / "demo")
