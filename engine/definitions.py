@@ -126,7 +126,9 @@ class DefinitionChanged(Exception):
             f"Splice does not mix results of the old SQL with the new, so these steps and the "
             f"ones downstream are refused: {', '.join(refused)}.",
             "Rebuild them from their sources (drops their checkpoints and tables, then "
-            f"recomputes): splice run <pipeline> --rebuild {targets}   (or --rebuild all)",
+            f"recomputes): splice run <pipeline> --rebuild {targets}   (or --rebuild all); "
+            "in Dagster, the same steps in the run config's `rebuild` (the launchpad's "
+            "config of the pipeline's op)",
         ]
         super().__init__("\n".join(lines))
 

@@ -13,9 +13,12 @@ hidden steps it reads (orchestration/layout.py), under the same lock.
 # annotations (the context type) at definition time.
 import hashlib
 import os
+import queue
 import sys
+import threading
+from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from dagster import (
@@ -47,35 +50,11 @@ from splice.orchestration.bridge import (
     plan_packages,
     table_rows,
 )
-from splice.orchestration.checks import check_results, check_specs
+from splice.orchestration.checks import check_results, check_specs, last_run_results
 from splice.orchestration.layout import AssetShape, asset_shapes, hidden_steps
+from splice.orchestration.run_config import RebuildRefused, SpliceRunConfig, steps_to_drop
 from splice.orchestration.translator import SpliceTranslator, compiled_schema, safe_name
 from splice.sql.plan import Pipeline, SourceStep, Step
-
-FILES_UNCHANGED = "files_unchanged_after_ingest"
-
-
-def asset_key(pipeline: Pipeline, step_id: str) -> AssetKey:
-    """The default key of a step's asset, ``<pipeline>/<step>``."""
-    return AssetKey([pipeline.name, safe_name(step_id)])
-
-
-def _is_file_source(step: Step) -> bool:
-    """A folder of files (JSON lines): a Kafka topic has no files to change."""
-    return isinstance(step, SourceStep) and step.format == "json"
-
-
-def files_unchanged(key: AssetKey, report: StepReport) -> AssetCheckResult:
-    """Fails when a file of the source changed in place after it was ingested,
-    naming each file with the bytes that were not read."""
-    metadata: dict[str, object] = {f.name: MetadataValue.int(f.bytes_not_read)
-                                   for f in report.changed_files}
-    if report.changed_files:
-        metadata["files"] = MetadataValue.md("\n".join(
-            f"- {f.describe()}" for f in report.changed_files))
-    return AssetCheckResult(asset_key=key, check_name=FILES_UNCHANGED,
-                            passed=not report.changed_files,
-                            metadata=metadata)
 
 
 def _code_version(shape: AssetShape, pipeline: Pipeline,
@@ -115,23 +94,25 @@ def _log_size(path: str) -> int:
 
 
 def _run(steps: list[Step], workspace: Workspace, context: AssetExecutionContext,
-         jvm_log: str, done: dict[str, StepReport]) -> None:
+         jvm_log: str, on_report: Any, dropped: list[str]) -> None:
     """Run ``steps`` under the pipeline's lock (a `splice run` of the
     pipeline cannot run at the same time), side by side as ``splice run``
-    runs them (each after the steps it reads); ``done`` gets each report as
-    its step ends. One clear Failure otherwise, with what the JVM logged
-    meanwhile (also in the run's compute logs)."""
+    runs them (each after the steps it reads); ``on_report`` gets each
+    report as its step ends. One clear Failure otherwise, with what the JVM
+    logged meanwhile (also in the run's compute logs)."""
     pipeline = workspace.plan
     offset = _log_size(jvm_log)
 
     def ended(_index: int, step: Step, report: StepReport | None) -> None:
         if report is not None:
-            done[step.id] = report
+            on_report(report)
 
     try:
         # The same claims and lock as `splice run` and `serve` take.
         with workspace.hold(wait=dagster_lock_wait(),
                             owner=f"dagster run {context.run.run_id}, pipeline {pipeline.name}"):
+            if dropped:  # the run config's rebuild, as `splice run --rebuild`
+                workspace.drop_steps(dropped)
             workspace.run_steps(ended, only={s.id for s in steps})
     except StepFailed as err:
         logged = _jvm_log_since(jvm_log, offset)
@@ -141,8 +122,18 @@ def _run(steps: list[Step], workspace: Workspace, context: AssetExecutionContext
         raise Failure(description=str(err),
                       metadata={"error": MetadataValue.text(err.detail),
                                 "jvm_log": MetadataValue.text(logged)}) from None
-    except (ClaimRefused, DefinitionChanged, LockBusy, TenureLost) as err:
+    except DefinitionChanged as err:
+        targets = ", ".join(sorted({c.step.id for c in err.changes}))
+        raise Failure(description=f"{err}\nHere: launch with the run config\n"
+                                  f"ops:\n  {context.op_def.name}:\n    config:\n"
+                                  f"      rebuild: [{targets}]") from None
+    except (ClaimRefused, LockBusy, TenureLost) as err:
         raise Failure(description=str(err)) from None
+
+
+def _ended_line(report: StepReport) -> str:
+    return (f"{report.step_id}: {report.rows_written} rows written in {report.seconds:.1f}s"
+            + (" (no new input)" if report.skipped else ""))
 
 
 def _spec(pipeline: Pipeline, shape: AssetShape, t: SpliceTranslator) -> AssetSpec:
@@ -167,13 +158,6 @@ def _spec(pipeline: Pipeline, shape: AssetShape, t: SpliceTranslator) -> AssetSp
     )
 
 
-def _checks(step: Step, key: AssetKey, pipeline: Pipeline) -> list[AssetCheckSpec]:
-    return [*([AssetCheckSpec(FILES_UNCHANGED, asset=key, description=(
-        "Every file of the source was read whole: none changed in place after it "
-        "was ingested (write a file elsewhere, then rename it into the folder)."))]
-        if _is_file_source(step) else []), *check_specs(step, key, pipeline)]
-
-
 def _materialized(step: Step, key: AssetKey, report: StepReport, first: list[StepReport],
                   session: Any) -> dict[str, Any]:
     """The metadata of a materialization of ``step``'s asset."""
@@ -196,20 +180,99 @@ def _materialized(step: Step, key: AssetKey, report: StepReport, first: list[Ste
 
 def _events(shape: AssetShape, key: AssetKey, report: StepReport,
             reports: dict[str, StepReport], session: Any,
-            checks: list[AssetCheckSpec]) -> tuple[Any, list[AssetCheckResult]]:
+            checks: list[AssetCheckSpec], dropped: list[str]) -> tuple[Any, list[AssetCheckResult]]:
     """What one step's run records: a materialization with its check
     results, or, when it read nothing new (nor did the hidden steps it ran
     first), an observation and the check results on their own."""
     step = shape.step
     earlier = [reports[s.id] for s in shape.runs_first]
     results = check_results(step, key, report, session, checks)
-    if _is_file_source(step):
-        results.append(files_unchanged(key, report))
     if report.skipped and all(r.skipped for r in earlier):
         return AssetObservation(asset_key=key, metadata={
             **report.metadata(), "dagster/uri": MetadataValue.path(report.path)}), results
-    return MaterializeResult(asset_key=key, metadata=_materialized(
-        step, key, report, earlier, session), check_results=results or None), []
+    metadata = _materialized(step, key, report, earlier, session)
+    rebuilt = [s.id for s in (*shape.runs_first, step) if s.id in dropped]
+    if rebuilt:  # the run config's rebuild dropped it first
+        metadata["splice/rebuilt"] = MetadataValue.text(
+            f"rebuilt from its sources ({', '.join(rebuilt)} dropped first)")
+    return MaterializeResult(asset_key=key, metadata=metadata,
+                             check_results=results or None), []
+
+
+def _last_metadata(context: AssetExecutionContext, key: AssetKey) -> dict[str, Any] | None:
+    """The metadata of the asset's latest materialization, as plain values."""
+    event = context.instance.get_latest_materialization_event(key)
+    if event is None or event.asset_materialization is None:
+        return None
+    return {k: getattr(v, "value", v) for k, v in event.asset_materialization.metadata.items()}
+
+
+def _live(steps: list[Step], workspace: Workspace, context: AssetExecutionContext,
+          session: Any, visible: dict[str, AssetShape], keys: dict[str, AssetKey],
+          checks: dict[str, list[AssetCheckSpec]], dropped: list[str]) -> Iterator[Any]:
+    """Run ``steps`` and yield each asset's events as its step ends, while
+    the later steps still run: Dagster writes them to the event log as they
+    come, so the UI shows the first tables materialized (with their log
+    line) before the run is over, as dagster-dbt streams an event per model.
+
+    The steps run in a thread of their own (the runner runs them side by
+    side). Each ended step's checks and row count, Spark jobs of a few rows,
+    are computed in a small pool meanwhile; this generator yields whatever
+    is ready, in the order the steps end. A failure is raised after the
+    events of every step that ended before it."""
+    reports: dict[str, StepReport] = {}
+    ready: queue.Queue[tuple[str, Any]] = queue.Queue()
+    pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="splice-events")
+
+    def ended(report: StepReport) -> None:
+        reports[report.step_id] = report
+        shape = visible.get(report.step_id)
+        future = None if shape is None else pool.submit(
+            _events, shape, keys[report.step_id], report, reports, session,
+            checks[report.step_id], dropped)
+        ready.put(("ended", (report, future)))
+        if future is not None:
+            future.add_done_callback(lambda _: ready.put(("computed", None)))
+
+    def work() -> None:
+        try:
+            _run(steps, workspace, context, workspace.settings.spark_log, ended, dropped)
+        except BaseException as err:  # raised again by the generator, below
+            ready.put(("failed", err))
+        finally:
+            pool.shutdown(wait=True)
+            ready.put(("end", None))
+
+    runner = threading.Thread(target=work, name=f"splice-{workspace.plan.name}", daemon=True)
+    runner.start()
+    failure: BaseException | None = None
+    # Dagster takes a multi-asset's outputs in the order of its graph: the
+    # events go out in the order the steps ended (each after those it
+    # reads), each once its checks are computed.
+    waiting: deque[Future[Any]] = deque()
+    try:
+        while True:
+            what, item = ready.get()
+            if what == "ended":
+                report, future = item
+                context.log.info(_ended_line(report))
+                if future is not None:
+                    waiting.append(future)
+            elif what == "failed":
+                failure = item
+            while waiting and (waiting[0].done() or what == "end"):
+                observation, results = waiting.popleft().result()
+                if isinstance(observation, AssetObservation):
+                    context.log_event(observation)
+                    yield from results
+                else:
+                    yield observation
+            if what == "end":
+                break
+    finally:
+        runner.join()
+    if failure is not None:
+        raise failure
 
 
 def pipeline_asset(pipeline: Pipeline, translator: SpliceTranslator | None = None,
@@ -228,7 +291,7 @@ def pipeline_asset(pipeline: Pipeline, translator: SpliceTranslator | None = Non
     hidden = hidden_steps(pipeline, t) if hide_internal_steps else set()
     shapes = asset_shapes(pipeline, hidden)
     keys = {shape.step.id: t.get_asset_key(shape.step, pipeline) for shape in shapes}
-    checks = {shape.step.id: _checks(shape.step, keys[shape.step.id], pipeline)
+    checks = {shape.step.id: check_specs(shape.step, keys[shape.step.id], pipeline)
               for shape in shapes}
     first = shapes[0].step
 
@@ -241,42 +304,35 @@ def pipeline_asset(pipeline: Pipeline, translator: SpliceTranslator | None = Non
         retry_policy=t.get_retry_policy(first, pipeline),
     )
     def _steps(context: AssetExecutionContext, spark: SparkResource,
-               warehouse: WarehouseResource) -> Iterator[Any]:
-        workspace = Workspace(pipeline, spark.settings(), warehouse=warehouse,
-                              spark=spark.session(packages=plan_packages(pipeline)))
-        session = workspace.spark
+               warehouse: WarehouseResource, config: SpliceRunConfig) -> Iterator[Any]:
         selected = [s for s in shapes if keys[s.step.id] in context.selected_asset_keys]
         wanted = {s.id for shape in selected for s in (*shape.runs_first, shape.step)}
         steps = [s for s in pipeline.steps if s.id in wanted]
         visible = {shape.step.id: shape for shape in selected}
-        order = {s.id: n for n, s in enumerate(pipeline.steps)}
-        reports: dict[str, StepReport] = {}
-        failure: Failure | None = None
-        try:
-            _run(steps, workspace, context, workspace.settings.spark_log, reports)
-        except Failure as err:  # the steps that ended before it are still recorded
-            failure = err
-        ended = sorted(reports.values(), key=lambda r: order[r.step_id])
-        for report in ended:
-            context.log.info(f"{report.step_id}: {report.rows_written} rows written in "
-                             f"{report.seconds:.1f}s" + (" (no new input)"
-                                                         if report.skipped else ""))
-        # Each asset's checks and row count are Spark jobs of a few rows:
-        # computed side by side, they cost about one job's time, not one per
-        # asset. The events go out in the pipeline's order.
-        shown = [(visible[r.step_id], r) for r in ended if r.step_id in visible]
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            events = list(pool.map(lambda item: _events(
-                item[0], keys[item[1].step_id], item[1], reports, session,
-                checks[item[1].step_id]), shown))
-        for observation, results in events:
-            if isinstance(observation, AssetObservation):
-                context.log_event(observation)
-                yield from results
-            else:
-                yield observation
-        if failure is not None:
-            raise failure
+        chosen = context.selected_asset_check_keys
+        try:  # refused before Spark starts
+            dropped = steps_to_drop(pipeline, config, wanted)
+        except RebuildRefused as err:
+            raise Failure(description=str(err)) from None
+        workspace = Workspace(pipeline, spark.settings(), warehouse=warehouse,
+                              spark=spark.session(packages=plan_packages(pipeline)))
+        session = workspace.spark
+        # Checks selected without their asset (from the UI's Checks tab, a
+        # job or the API) judge the asset's last materialization.
+        for shape in shapes:
+            key = keys[shape.step.id]
+            alone = [c for c in checks[shape.step.id]
+                     if c.key in chosen and shape.step.id not in visible]
+            if alone:
+                yield from last_run_results(shape.step, key, _last_metadata(context, key),
+                                            session, alone)
+        if dropped:
+            context.log.info(f"rebuilding {len(dropped)} step(s) from their sources: "
+                             f"{', '.join(dropped)}")
+        if steps:
+            yield from _live(steps, workspace, context, session, visible, keys, {
+                i: [c for c in found if c.key in chosen] for i, found in checks.items()},
+                dropped)
 
     return _steps
 

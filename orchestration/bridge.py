@@ -5,7 +5,7 @@ inside engine/ (or resources/, splice/) changes this one file and nothing
 else under orchestration/.
 """
 
-from splice.engine.definitions import DefinitionChanged, definition_hash
+from splice.engine.definitions import DefinitionChanged, definition_hash, rebuild_targets
 from splice.engine.io import table_rows
 from splice.engine.settings import SettingsError
 from splice.engine.source_state import SourceStateUnreadable, source_marker, table_version
@@ -44,6 +44,7 @@ __all__ = [
     "explainable",
     "pipeline_paths",
     "plan_packages",
+    "rebuild_targets",
     "source_marker",
     "step_header",
     "table_rows",

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dagster import AssetKey, AssetsDefinition, Failure, MetadataValue, asset
-from splice.orchestration.translator import safe_name
+from dagster import AssetsDefinition, Failure, MetadataValue, asset
+from splice.orchestration.translator import SpliceTranslator, safe_name
 
 
 def broken_pipeline_name(path: Path) -> str:
@@ -19,13 +19,17 @@ def broken_pipeline_name(path: Path) -> str:
     return safe_name(path.stem if path.is_file() else path.name).lower()
 
 
-def broken_pipeline_asset(path: Path, errors: list[str]) -> AssetsDefinition:
+def broken_pipeline_asset(path: Path, errors: list[str],
+                          translator: SpliceTranslator | None = None) -> AssetsDefinition:
+    """The error asset, keyed, grouped and owned as the translator says."""
+    t = translator or SpliceTranslator()
     name = broken_pipeline_name(path)
     text = "\n".join(errors)
     description = (f"pipeline '{name}' ({path}) does not compile; nothing of it runs "
                    f"until these {len(errors)} error(s) are fixed:\n\n" + text)
 
-    @asset(key=AssetKey([name, "sql_errors"]), group_name=name, description=description,
+    @asset(key=t.get_sql_errors_key(name), group_name=t.get_sql_errors_group_name(name),
+           owners=list(t.get_sql_errors_owners(name)), description=description,
            metadata={"splice/errors": MetadataValue.md(
                "\n".join(f"- `{e}`" for e in errors)), "splice/error_count": len(errors)},
            tags={"splice/broken": "true"})

@@ -104,7 +104,7 @@ def build_definitions(pipelines: list[Pipeline], warehouse: WarehouseResource,
     each of ``broken`` (a pipeline that does not compile, with its errors)
     is one error asset."""
     _check_unique(pipelines)
-    assets = [broken_pipeline_asset(path, errors) for path, errors in broken or []]
+    assets = [broken_pipeline_asset(path, errors, translator) for path, errors in broken or []]
     jobs, sensors, schedules = [], [], []
     for p in pipelines:
         mine = build_assets(p, translator, hide_internal_steps)

@@ -146,6 +146,20 @@ class SpliceTranslator:
         mode = os.environ.get("SPLICE_AUTOMATION", "eager").strip().lower() or "eager"
         return None if mode == "none" else AutomationCondition.cron_tick_passed("* * * * *")
 
+    # -- a pipeline that does not compile (orchestration/broken.py) ----------
+    def get_sql_errors_key(self, pipeline_name: str) -> AssetKey:
+        """The key of the one asset of a pipeline that does not compile
+        (there are no steps to key). Default: ``<pipeline>/sql_errors``."""
+        return AssetKey([pipeline_name, "sql_errors"])
+
+    def get_sql_errors_group_name(self, pipeline_name: str) -> str | None:
+        """Its group. Default: the pipeline's name, as its steps' would be."""
+        return pipeline_name
+
+    def get_sql_errors_owners(self, pipeline_name: str) -> Sequence[str]:
+        """Its owners (who fixes the SQL). Default: none."""
+        return []
+
     def is_internal(self, step: Step, pipeline: Pipeline) -> bool:
         """Whether the step is hidden when internal steps are hidden
         (``hide_internal_steps=True``): it is then no asset of its own, and

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from splice.engine import definitions
 from splice.engine.io import StepIO, delta_exists
 from splice.engine.registry_schemas import RegistrySchemas
 from splice.engine.schema_registry import registry_config
@@ -128,6 +129,12 @@ class Workspace:
         """The steps ``only`` names (None: all) once, each after those it
         reads; the caller holds the lock (:meth:`hold`)."""
         return run_steps(self.plan, self.io, on_step, parallel, only=only)
+
+    def drop_steps(self, step_ids: list[str]) -> None:
+        """Drop the checkpoints and tables of ``step_ids`` (a closed set:
+        ``splice.engine.definitions.rebuild_targets``), to be recomputed from
+        their sources by the next run; the caller holds the lock."""
+        definitions.drop(self.plan, self.io, step_ids)
 
     def run_step(self, step_id: str, checked: bool = False) -> StepReport:
         """One step once; the caller holds the lock."""

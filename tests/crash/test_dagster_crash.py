@@ -47,9 +47,12 @@ def test_a_killed_dagster_run_loses_and_repeats_nothing(spark, tmp_path: Path) -
         [str(Path(sys.executable).parent / "dagster"), "job", "execute",
          "-m", "splice.orchestration.definitions", "-j", "killed_job"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, start_new_session=True)
-    output = (run.stdout + run.stderr)[-3000:]
-    assert run.returncode == -signal.SIGKILL, output
+    output = run.stdout + run.stderr
+    assert run.returncode == -signal.SIGKILL, output[-3000:]
     assert 'Started execution of step "killed_steps"' in output  # the pipeline's op
+    # The steps that ended before the kill were recorded as they ended.
+    assert "Materialized value killed customersTable." in output, output[-3000:]
+    assert "Materialized value killed result." not in output
     # Killed after the join's append committed, before its checkpoint did:
     # the next run replays that micro-batch, and must not append it again.
     assert output_rows(io, "result", "name", "item") == [("John", "Computer"), (None, "Keyboard")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from dagster import AssetKey, materialize
@@ -173,3 +174,48 @@ def test_the_tables_sensor_reports_writes_made_outside_dagster(spark, warehouse)
     assert reported["served/result"] == delta_version(spark, result)
     third = sensor.evaluate_tick(build_sensor_context(cursor=second.cursor))
     assert third.asset_events == [] and third.skip_message == "no table changed"
+
+
+@pytest.mark.spark
+def test_each_step_is_materialized_as_it_ends(spark, warehouse, tmp_path, monkeypatch) -> None:
+    """Live progress: while the last step is held after its output commit,
+    the run's event log already holds the earlier steps' materializations
+    and their log lines; the last one comes when it ends."""
+    from dagster import DagsterEventType, DagsterInstance, EventRecordsFilter
+    from splice.engine.faults import PAUSE_ENV, PAUSE_FILE_ENV
+
+    io = make_io(spark, warehouse, LENSES_LEFT, name="live")
+    last = io.pipeline.outputs["result"].id
+    flag = tmp_path / "go"
+    monkeypatch.setenv(PAUSE_ENV, f"output-committed@{last}")
+    monkeypatch.setenv(PAUSE_FILE_ENV, str(flag))
+    append(io, "customers", [{"id": 1, "name": "John"}])
+    append(io, "orders", [{"id": 1, "customer_id": 1, "item": "Computer"}])
+    results = []
+    (tmp_path / "dagster").mkdir()
+    with DagsterInstance.local_temp(str(tmp_path / "dagster")) as instance:
+        run = threading.Thread(target=lambda: results.append(materialize(
+            build_assets(io.pipeline), instance=instance,
+            resources={"spark": SparkResource(), "warehouse": warehouse})))
+        run.start()
+        try:
+            deadline = time.monotonic() + 300
+            while not (tmp_path / "go.reached").exists():
+                assert run.is_alive() and time.monotonic() < deadline, "never paused"
+                time.sleep(0.1)
+            records = instance.get_event_records(
+                EventRecordsFilter(event_type=DagsterEventType.ASSET_MATERIALIZATION))
+            during = {r.event_log_entry.asset_materialization.asset_key.to_user_string()
+                      for r in records}
+            logs = [r.user_message for r in instance.all_logs(
+                instance.get_runs()[0].run_id) if r.user_message]
+        finally:
+            flag.write_text("go")
+            run.join(300)
+    assert {"live/customers", "live/customersTable", "live/orders"} <= during
+    assert "live/result" not in during
+    assert any(m.startswith("customersTable: 1 rows written in ") for m in logs), logs
+    assert results and results[0].success
+    ended = {e.asset_key.to_user_string() for e in results[0].get_asset_materialization_events()}
+    assert "live/result" in ended
+    assert output_rows(io, "result", "name", "item") == [("John", "Computer")]

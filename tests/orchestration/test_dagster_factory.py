@@ -190,9 +190,8 @@ def test_the_readme_example_shapes_the_demo(monkeypatch, tmp_path) -> None:
         == {"lake/demo/customers", "lake/demo/orders"}
     assert {s.group_name for s in specs.values()} == {"streaming"}
     assert {s.tags["team"] for s in specs.values()} == {"orders"}
-    # owners: the steps' (an observable source asset takes none)
-    assert {tuple(s.owners) for k, s in specs.items() if not k.endswith("_data")} == {
-        ("team:data",)}
+    # owners: every asset's, the sources' observed data too
+    assert {tuple(s.owners) for s in specs.values()} == {("team:data",)}
 
 
 class StreamingGroup(SpliceTranslator):
@@ -304,3 +303,36 @@ def test_an_output_on_a_topic_has_its_sink_asset_downstream(hide: bool) -> None:
     assert [c.name for c in sink.metadata["dagster/column_schema"].columns] == [
         "_key", "value", "batch_id", "ROWTIME"]
     assert ("p/named" in specs) is not hide
+
+
+class ShopErrors(SpliceTranslator):
+    def get_sql_errors_key(self, pipeline_name: str) -> AssetKey:
+        return AssetKey(["shop", pipeline_name, "sql_errors"])
+
+    def get_sql_errors_group_name(self, pipeline_name: str) -> str:
+        return "broken"
+
+    def get_sql_errors_owners(self, pipeline_name: str) -> list[str]:
+        return ["team:shop"]
+
+
+def test_the_translator_shapes_a_broken_pipelines_asset(tmp_path, warehouse) -> None:
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "p.sql").write_text("INSERT INTO o SELECT STREAM id FROM missing;\n")
+    defs = splice_definitions(tmp_path, translator=ShopErrors(), warehouse=warehouse,
+                              spark=SparkResource())
+    [spec] = defs.resolve_all_asset_specs()
+    assert (spec.key.to_user_string(), spec.group_name, spec.owners) == (
+        "shop/bad/sql_errors", "broken", ["team:shop"])
+
+
+def test_loading_the_definitions_warns_of_nothing(warehouse) -> None:
+    """Dagster's beta warning for the sources' observation was printed once
+    per source at every load of the code location."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        defs = splice_definitions(DEMO, warehouse=warehouse, spark=SparkResource())
+        defs.resolve_asset_graph()
+    assert [f"{w.category.__name__}: {w.message}" for w in caught] == []

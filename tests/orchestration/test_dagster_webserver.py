@@ -33,6 +33,9 @@ BROKEN_SQL = (
     "INSERT INTO out_b SELECT STREAM id, v FROM missing;\n")
 
 pytestmark = [pytest.mark.webserver, pytest.mark.spark]
+# Where a run of the demo can be held (engine/faults.paused): the join's first
+# output commit, with five of its seven steps done.
+HELD_AT = "output-committed@orders_enriched"
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class Webserver:
     port: int
     home: Path
     warehouse: Path
+    flag: Path  # while it is missing, a run waits at HELD_AT
 
     @property
     def url(self) -> str:
@@ -78,15 +82,20 @@ def webserver(tmp_path_factory: pytest.TempPathFactory, spark) -> Iterator[Webse
     (home / "dagster.yaml").write_text("nux:\n  enabled: false\ntelemetry:\n  enabled: false\n")
     write_demo_data(compile_path(DEMO), str(warehouse))
     port = _free_port()
+    # Every run may be held mid-run (test_a_run_page_shows_steps_as_they_end):
+    # runs pass while the flag file exists, as it does for the other tests.
+    flag = base / "go"
+    flag.write_text("go")
     env = child_env(DAGSTER_HOME=str(home), SPLICE_PIPELINES=str(pipelines),
-                    SPLICE_WAREHOUSE=str(warehouse))
+                    SPLICE_WAREHOUSE=str(warehouse), SPLICE_PAUSE_AT=HELD_AT,
+                    SPLICE_PAUSE_FILE=str(flag))
     log = open(base / "webserver.log", "wb")  # noqa: SIM115  (open for the server's life)
     process = subprocess.Popen(
         # `dagster dev`: the webserver and the daemon, which starts queued runs
         [sys.executable, "-m", "dagster", "dev", "-h", "127.0.0.1", "-p", str(port),
          "-w", str(ROOT / "workspace.yaml")], cwd=ROOT, env=env, stdout=log,
         stderr=subprocess.STDOUT, start_new_session=True)
-    server = Webserver(port, home, warehouse)
+    server = Webserver(port, home, warehouse, flag)
     try:
         deadline = time.monotonic() + 180
         while True:
@@ -200,3 +209,71 @@ def test_chromium_renders_the_asset_graph(webserver: Webserver, tmp_path: Path) 
                    capture_output=True, timeout=180)
     png = shot.read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+
+
+def _run_status(webserver: Webserver, run_id: str) -> str:
+    data = webserver.graphql("""
+        query ($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }""",
+        {"id": run_id})
+    return data["runOrError"]["status"]
+
+
+def test_a_run_page_shows_steps_as_they_end(webserver: Webserver, tmp_path: Path,
+                                             spark) -> None:
+    """Live progress in the real webserver: a run held in its join still runs,
+    and its event log (GraphQL, and the run's page in Chromium) already shows
+    the steps that ended, materialized, with their log lines."""
+    from dagster import DagsterEventType, DagsterInstance
+    from dagster_graphql import DagsterGraphQLClient
+    from splice.resources.warehouse import WarehouseResource
+    from splice.runtime.compile import compile_path
+    from splice.runtime.workspace import Workspace
+
+    from splice.testing.cases import append_rows
+
+    # New data, whatever ran before: a customer and her order.
+    demo = compile_path(DEMO)
+    io = Workspace(demo, warehouse=WarehouseResource(root=str(webserver.warehouse)),
+                   spark=spark).io
+    append_rows(io, demo.sources["customers"], [{"id": 9, "name": "Ann"}])
+    append_rows(io, demo.sources["orders"], [{"id": 90, "customer_id": 9, "item": "Lamp"}])
+
+    reached = Path(f"{webserver.flag}.reached")
+    webserver.flag.unlink()
+    reached.unlink(missing_ok=True)
+    try:
+        run_id = DagsterGraphQLClient("127.0.0.1", port_number=webserver.port) \
+            .submit_job_execution("demo_job")
+        deadline = time.monotonic() + 600
+        while not reached.exists():
+            assert _run_status(webserver, run_id) in ("QUEUED", "STARTING", "STARTED")
+            assert time.monotonic() < deadline, "the run never reached its hold"
+            time.sleep(1)
+        instance = DagsterInstance.from_config(str(webserver.home))
+        materialized = {e.dagster_event.asset_key.to_user_string() for e in instance.all_logs(
+            run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION)}
+        logged = [e.user_message for e in instance.all_logs(run_id)]
+        assert _run_status(webserver, run_id) == "STARTED"
+        assert {"demo/orders", "demo/customersTable", "demo/ordersStream"} <= materialized
+        assert "demo/orders_enriched" not in materialized
+        assert any(m.startswith("customersTable: 1 rows written in ") for m in logged), logged
+        chromium = shutil.which("chromium")
+        if chromium is not None:  # the run's page, mid-run, as a user sees it
+            page = f"{webserver.url}/runs/{run_id}"
+            flags = ["--headless", "--no-sandbox", "--disable-gpu",
+                     "--virtual-time-budget=20000", "--window-size=1400,900"]
+            dom = subprocess.run([chromium, *flags, "--dump-dom", page], check=True,
+                                 capture_output=True, text=True, timeout=180).stdout
+            assert "customersTable" in dom
+            shot = tmp_path / "run_mid_run.png"
+            subprocess.run([chromium, *flags, f"--screenshot={shot}", page], check=True,
+                           capture_output=True, timeout=180)
+            assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+            shutil.copy(shot, webserver.home.parent / "run_mid_run.png")
+    finally:
+        webserver.flag.write_text("go")
+    deadline = time.monotonic() + 600
+    while (status := _run_status(webserver, run_id)) not in ("SUCCESS", "FAILURE", "CANCELED"):
+        assert time.monotonic() < deadline, f"run {run_id} still {status}"
+        time.sleep(2)
+    assert status == "SUCCESS"
