@@ -1,11 +1,9 @@
 """Who owns a name in a warehouse.
 
-Two pipelines must not share a warehouse folder: one pipeline name means one
-internal folder ``_splice/<pipeline>`` (checkpoints, step tables, input
-markers), and one output name means one Delta table at the warehouse root.
-Two SQL folders that derive one pipeline name (``a/demo`` and ``b/demo``,
-``my-demo`` and ``my_demo``), or two pipelines writing one output, would mix
-their checkpoints or their rows without any error.
+One pipeline name means one internal folder ``_splice/<pipeline>``
+(checkpoints, step tables, input markers), and one output name means one
+Delta table at the warehouse root. Two pipelines writing one output would
+mix their rows without any error.
 
 So every run first claims its names in a small registry kept in the
 warehouse itself (docs/decisions/names-and-paths.md):
@@ -16,9 +14,15 @@ warehouse itself (docs/decisions/names-and-paths.md):
   output (the output's name in lower case: outputs are compared without
   case, as the Dagster definitions compare them).
 
-A claim held by the same pipeline (same name, and the same origin when both
-are known: a pipeline compiled from text has none) is fine; any other is a
-:class:`ClaimRefused` naming both pipelines and the fix. Everything is
+A pipeline is its name in its warehouse, wherever its SQL lies: a claim
+held under the same name is the pipeline's own, so a folder moved or copied
+(a new deploy, another checkout) runs on the same tables and checkpoints,
+and its claims then record the new origin (``moved_from``: the one before).
+A name's steps whose SQL differs are still refused by the definitions check
+(``engine/definitions.py``), so two unrelated folders that happen to share
+a name cannot mix results. A claim held under another name is a
+:class:`ClaimRefused` naming both pipelines and the fix, the
+non-destructive one first. Everything is
 checked before anything is written, so a refused run leaves no claim behind.
 A name without a claim (a warehouse written before claims existed) is
 claimed by the first pipeline that runs.
@@ -70,8 +74,14 @@ def claim(pipeline: Pipeline, io: StepIO | Warehouse) -> None:
         raise ClaimRefused(f"the pipeline name {pipeline.name[:40]!r} {problem[0]}; "
                            "rename the pipeline's folder or file")
     claims = _claims(pipeline, warehouse)
+    held = {c.path: _read(c.path) for c in claims}
     for c in claims:
-        _check(c, _read(c.path), pipeline, warehouse)
+        _check(c, held[c.path], pipeline, warehouse)
+    for c in claims:  # the same pipeline from another folder: the claim follows it
+        before = held[c.path]
+        if before is not None and _moved(before, pipeline):
+            fs.write_text(None, c.path, json.dumps(
+                {**c.record, "moved_from": before["origin"]}, indent=1) + "\n")
     created: list[str] = []
     try:
         for c in claims:
@@ -107,10 +117,14 @@ def _claims(pipeline: Pipeline, warehouse: Warehouse) -> list[_Claim]:
 
 
 def _same_owner(held: dict[str, Any], pipeline: Pipeline) -> bool:
-    if held.get("pipeline") != pipeline.name:
-        return False
+    """A pipeline is its name in the warehouse: its origin may change."""
+    return held.get("pipeline") == pipeline.name
+
+
+def _moved(held: dict[str, Any], pipeline: Pipeline) -> bool:
     origin = held.get("origin")
-    return origin is None or pipeline.origin is None or origin == pipeline.origin
+    return (held.get("pipeline") == pipeline.name and origin is not None
+            and pipeline.origin is not None and origin != pipeline.origin)
 
 
 def _describe(name: Any, origin: Any) -> str:
@@ -124,12 +138,12 @@ def _check(c: _Claim, held: dict[str, Any] | None, pipeline: Pipeline,
     other = _describe(held.get("pipeline"), held.get("origin"))
     mine = _describe(pipeline.name, pipeline.origin)
     root = warehouse.output_path("").rstrip("/")
-    if c.what == "its pipeline name":
+    if c.what == "its pipeline name":  # a record naming another pipeline in our folder
         folder = warehouse.owner_path(pipeline.name).rsplit("/", 1)[0]
         raise ClaimRefused(
-            f"pipeline {mine} cannot run on warehouse {root}: pipeline {other} has the same "
-            f"name and owns {folder}; rename one of the two pipeline folders (or files), or "
-            f"drop the old pipeline (delete {folder} and its outputs)")
+            f"pipeline {mine} cannot run on warehouse {root}: {c.path} names pipeline "
+            f"{other}; rename this pipeline's folder (or file), or, if {folder} is this "
+            f"pipeline's, put its name back in {c.path}")
     output = c.record["output"]
     part = _part_of(pipeline.origin, held.get("origin"))
     if part is not None and part[1] == held.get("origin"):  # a file of the holder's folder

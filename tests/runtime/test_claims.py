@@ -1,6 +1,6 @@
-"""One warehouse, several pipelines: a pipeline name and an output belong to
-one pipeline (runtime/claims.py). A second pipeline claiming either is
-refused before it writes anything."""
+"""One warehouse, several pipelines: a pipeline is its name, wherever its
+folder, and an output belongs to one pipeline (runtime/claims.py). A second
+pipeline claiming an output is refused before it writes anything."""
 
 from __future__ import annotations
 
@@ -63,24 +63,39 @@ def test_a_second_pipeline_writing_an_output_is_refused(tmp_path: Path, spark, c
 
 
 @pytest.mark.spark
-def test_two_folders_with_one_pipeline_name_are_refused(tmp_path: Path, spark) -> None:
+def test_a_moved_or_copied_folder_is_the_same_pipeline(tmp_path: Path, spark) -> None:
+    """A pipeline is its name in its warehouse (issue 53): its folder copied
+    elsewhere (a new deploy, another checkout) runs on the same checkpoints
+    and tables, every row once, and back again; the claims record the folder
+    it now runs from and the one before. The same name with other SQL for a
+    step is refused as edited SQL: nothing is mixed."""
+    from splice.engine.definitions import DefinitionChanged
+
     wh = WarehouseResource(root=str(tmp_path / "wh"))
-    sql = SOURCE + "INSERT INTO {out} SELECT STREAM id, item FROM orders;"
-    a = compile_path(_folder(tmp_path / "a", "demo", sql.format(out="out_a")))
-    b = compile_path(_folder(tmp_path / "b", "demo", sql.format(out="out_b")))
-    assert a.name == b.name == "demo"
-    io_a = Workspace(a, warehouse=wh, spark=spark).io
-    append(io_a, "orders", [{"id": 1, "item": "pen"}])
-    run_pipeline(a, io_a)
-    with pytest.raises(ClaimRefused) as refused:
-        run_pipeline(b, Workspace(b, warehouse=wh, spark=spark).io)
-    assert str(refused.value) == (
-        f"pipeline 'demo' ({tmp_path}/b/demo) cannot run on warehouse {wh.root}: pipeline "
-        f"'demo' ({tmp_path}/a/demo) has the same name and owns {wh.root}/_splice/demo; "
-        f"rename one of the two pipeline folders (or files), or drop the old pipeline "
-        f"(delete {wh.root}/_splice/demo and its outputs)")
-    assert not (tmp_path / "wh" / "out_b").exists()
-    assert not (tmp_path / "wh" / "_splice" / "output-claims" / "out_b.json").exists()
+    sql = SOURCE + "INSERT INTO out SELECT STREAM id, item FROM orders;"
+    first = compile_path(_folder(tmp_path / "a", "demo", sql))
+    io = Workspace(first, warehouse=wh, spark=spark).io
+    append(io, "orders", [{"id": 1, "item": "pen"}])
+    run_pipeline(first, io)
+    copy = compile_path(_folder(tmp_path / "b", "demo", sql))
+    append(io, "orders", [{"id": 2, "item": "ink"}])
+    run_pipeline(copy, Workspace(copy, warehouse=wh, spark=spark).io)
+    assert _rows(spark, f"{wh.root}/out") == [(1, "pen"), (2, "ink")]
+    claims = Path(wh.root) / "_splice"
+    moved = {"origin": str(tmp_path / "b" / "demo"), "moved_from": str(tmp_path / "a" / "demo")}
+    assert json.loads((claims / "demo" / "owner.json").read_text()) == {"pipeline": "demo",
+                                                                        **moved}
+    assert json.loads((claims / "output-claims" / "out.json").read_text()) == {
+        "pipeline": "demo", **moved, "output": "out"}
+    append(io, "orders", [{"id": 3, "item": "cap"}])
+    run_pipeline(first, io)  # the old folder again
+    assert _rows(spark, f"{wh.root}/out") == [(1, "pen"), (2, "ink"), (3, "cap")]
+
+    other = compile_path(_folder(tmp_path / "c", "demo", SOURCE + (
+        "INSERT INTO out SELECT STREAM id, UPPER(item) AS item FROM orders;")))
+    with pytest.raises(DefinitionChanged, match="--rebuild"):
+        run_pipeline(other, Workspace(other, warehouse=wh, spark=spark).io)
+    assert _rows(spark, f"{wh.root}/out") == [(1, "pen"), (2, "ink"), (3, "cap")]
 
 
 @pytest.mark.spark
@@ -109,15 +124,33 @@ def _io(root: Path, pipeline) -> StepIO:
     return StepIO(spark=None, warehouse=WarehouseResource(root=str(root)), pipeline=pipeline)
 
 
-def test_names_that_differ_only_by_punctuation_share_a_folder(tmp_path: Path) -> None:
-    """``my-demo`` and ``my_demo`` both compile to pipeline 'my_demo'."""
+def test_names_that_differ_only_by_punctuation_are_one_pipeline(tmp_path: Path) -> None:
+    """``my-demo`` and ``my_demo`` both compile to pipeline 'my_demo': one
+    pipeline of the warehouse, whose claims follow the folder it last ran
+    from (Dagster refuses the two in one code location)."""
     sql = SOURCE + "INSERT INTO {out} SELECT STREAM id, item FROM orders;"
     dash = compile_path(_folder(tmp_path, "my-demo", sql.format(out="o1")))
     under = compile_path(_folder(tmp_path, "my_demo", sql.format(out="o2")))
     claim(dash, _io(tmp_path / "wh", dash))
-    with pytest.raises(ClaimRefused, match=r"pipeline 'my_demo' \(.*/my_demo\) cannot run .* "
-                       r"pipeline 'my_demo' \(.*/my-demo\) has the same name"):
-        claim(under, _io(tmp_path / "wh", under))
+    claim(under, _io(tmp_path / "wh", under))
+    owner = json.loads((tmp_path / "wh" / "_splice" / "my_demo" / "owner.json").read_text())
+    assert owner == {"pipeline": "my_demo", "origin": str(tmp_path / "my_demo"),
+                     "moved_from": str(tmp_path / "my-demo")}
+
+
+def test_a_pipeline_folder_named_by_another_record_is_refused(tmp_path: Path) -> None:
+    """An owner record naming another pipeline in this pipeline's folder
+    (edited by hand) is refused, the way out without deleting first."""
+    pipeline = compile_text(SOURCE + "INSERT INTO o SELECT STREAM id FROM orders;", "t.sql", "t")
+    (tmp_path / "_splice" / "t").mkdir(parents=True)
+    owner = tmp_path / "_splice" / "t" / "owner.json"
+    owner.write_text('{"pipeline": "u", "origin": "/x/u"}')
+    with pytest.raises(ClaimRefused) as refused:
+        claim(pipeline, _io(tmp_path, pipeline))
+    assert str(refused.value) == (
+        f"pipeline 't' (compiled from text) cannot run on warehouse {tmp_path}: {owner} names "
+        f"pipeline 'u' (/x/u); rename this pipeline's folder (or file), or, if "
+        f"{tmp_path}/_splice/t is this pipeline's, put its name back in {owner}")
 
 
 def test_outputs_are_claimed_without_case(tmp_path: Path) -> None:
