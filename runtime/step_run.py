@@ -79,7 +79,7 @@ class StepReport:
     plan: dict[str, object] | None = None
     # Why the step's query ran again within this run, once per retry.
     retried: list[str] = field(default_factory=list)
-    # Input rows its query read (None: the step ran no query).
+    # Input rows its query read (None: no query, or none that reported).
     rows_read: int | None = None
 
     def metadata(self) -> dict[str, object]:
@@ -250,7 +250,11 @@ class StepRun:
             if self.in_place:
                 reached(KillPoint.READ_IN_PLACE, step.id)
                 dead_letters = self.settle(progress.observed)
-        read = progress.rows_read if query.stream is not None else None
+        # Unknown (None), not 0, under Spark Connect: foreachBatch runs each
+        # micro-batch in the server's Python worker, and the query's reports
+        # then count no input rows (numInputRows 0 for a batch of 2 rows).
+        read = (progress.rows_read if query.stream is not None and progress.read
+                and not is_connect(spark) else None)
         after = delta_version(spark, path)
         if after is None and query.stream is not None:  # no micro-batch wrote, no table yet
             self.create_output(query)

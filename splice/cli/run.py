@@ -123,8 +123,8 @@ def _rows(step, report) -> str:
     """What the step's line says it did: rows written; for a Delta source
     (read where it is, no table of its own), the rows its check read."""
     if getattr(step, "format", None) == "delta" and report.rows_written == 0:
-        if report.rows_read is None:
-            return "a Delta table, read where it is (nothing to check)"
+        if report.rows_read is None:  # no check to run, or its count not reported
+            return "a Delta table, read where it is"
         return f"{report.rows_read} rows read (a Delta table, read where it is)"
     return f"{report.rows_written} rows written"
 
