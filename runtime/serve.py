@@ -96,10 +96,16 @@ class ServedStep:
             return f"{self.step_id}: read in place"
         state = ("restarting" if self.restart_at else "stopped" if self.query is None else
                  "reading" if self.busy() else "caught up")
-        text = (f"{self.step_id}: {self.rows} rows in {self.batches} micro-batches, "
+        # Rows read, as splice run's running line and Dagster's rows_read
+        # count them (the input rows of the query's micro-batches).
+        text = (f"{self.step_id}: {self.rows} rows read in {self.batches} micro-batches, "
                 f"{state}")
         if self.watermark:
             text += f", watermark {self.watermark}"
+        if self.progress.late_dropped:
+            text += f", {self.progress.late_dropped} late records dropped"
+        if self.progress.state_rows is not None:
+            text += f", {self.progress.state_rows} state rows"
         if self.failures:
             text += f", {self.failures} failures (last: {self.last_error})"
         if self.cut:

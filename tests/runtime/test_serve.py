@@ -98,7 +98,7 @@ def test_serve_and_run_give_the_same_rows_switching_either_way(spark, tmp_path) 
         _add_while_serving(both, 1)
         _until(lambda: len(output_rows(both, "result", "name", "item")) == 4)
         # a report after the rows arrived: the two new orders, caught up
-        _until(lambda: any("result: 2 rows in 1 micro-batches, caught up" in line
+        _until(lambda: any("result: 2 rows read in 1 micro-batches, caught up" in line
                            for line in reports[-1]), seen=lambda: reports[-1])
     finally:
         stop.set()
@@ -168,7 +168,7 @@ def test_splice_serve_killed_then_served_again_and_stopped_on_sigterm(spark, tmp
     text = "".join(lines)
     assert code == 0, text[-3000:]
     assert "SIGTERM: stopping every query" in text
-    assert "result: 1 rows in 1 micro-batches, stopped" in text  # the order served
+    assert "result: 1 rows read in 1 micro-batches, stopped" in text  # the order served
     assert output_rows(io, "result", "name", "item") == sorted(
         [*EXPECTED, ("Frank", "Ink")], key=repr)
 
@@ -262,6 +262,19 @@ def test_a_stop_finishes_the_micro_batches_in_flight_first(spark, tmp_path) -> N
     assert step.query is None and step.cut
     assert step.line().endswith(
         "stopped inside a micro-batch (the next run or serve does it again)")
+
+
+@pytest.mark.spark
+def test_a_served_steps_line_counts_rows_as_run_and_dagster_do(spark, warehouse) -> None:
+    """Rows read, late records dropped and state rows, from the query's
+    progress reports as Spark writes them."""
+    io = make_io(spark, warehouse, LENSES_LEFT, name="line")
+    step = ServedStep(run=StepRun(io, io.pipeline.steps[0].id), started=True, rows=3,
+                      batches=1)
+    step.progress.observe([{"batchId": 0, "numInputRows": 3, "stateOperators": [
+        {"numRowsDroppedByWatermark": 2, "numRowsTotal": 5}]}])
+    assert step.line() == (f"{step.step_id}: 3 rows read in 1 micro-batches, stopped, "
+                           "2 late records dropped, 5 state rows")
 
 
 class _Query:
