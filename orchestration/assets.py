@@ -52,6 +52,7 @@ from splice.orchestration.bridge import (
 )
 from splice.orchestration.checks import check_results, check_specs, last_run_results
 from splice.orchestration.layout import AssetShape, asset_shapes, hidden_steps
+from splice.orchestration.lineage import column_lineage
 from splice.orchestration.run_config import RebuildRefused, SpliceRunConfig, steps_to_drop
 from splice.orchestration.translator import SpliceTranslator, compiled_schema, safe_name
 from splice.sql.plan import Pipeline, SourceStep, Step
@@ -136,11 +137,16 @@ def _ended_line(report: StepReport) -> str:
             + (" (no new input)" if report.skipped else ""))
 
 
-def _spec(pipeline: Pipeline, shape: AssetShape, t: SpliceTranslator) -> AssetSpec:
+def _spec(pipeline: Pipeline, shape: AssetShape, t: SpliceTranslator,
+          visible: set[str]) -> AssetSpec:
     step = shape.step
     metadata = dict(t.get_metadata(step, pipeline))
     if shape.runs_first:
         metadata["splice/runs_first"] = ", ".join(s.id for s in shape.runs_first)
+    lineage = column_lineage(step, pipeline, lambda s: t.get_asset_key(s, pipeline)
+                             if s.id in visible else None)
+    if lineage is not None and "dagster/column_lineage" not in metadata:
+        metadata["dagster/column_lineage"] = lineage
     return AssetSpec(
         key=t.get_asset_key(step, pipeline),
         deps=[t.get_asset_key(pipeline.step(i), pipeline) for i in shape.reads]
@@ -153,6 +159,7 @@ def _spec(pipeline: Pipeline, shape: AssetShape, t: SpliceTranslator) -> AssetSp
         owners=list(t.get_owners(step, pipeline)),
         code_version=_code_version(shape, pipeline, t),
         automation_condition=t.get_automation_condition(step, pipeline),
+        freshness_policy=t.get_freshness_policy(step, pipeline),
         # A run that read nothing new for the step records no materialization.
         skippable=True,
     )
@@ -297,7 +304,7 @@ def pipeline_asset(pipeline: Pipeline, translator: SpliceTranslator | None = Non
 
     @multi_asset(
         name=f"{safe_name(pipeline.name)}_steps",
-        specs=[_spec(pipeline, shape, t) for shape in shapes],
+        specs=[_spec(pipeline, shape, t, {s.step.id for s in shapes}) for shape in shapes],
         check_specs=[c for found in checks.values() for c in found],
         can_subset=True,
         pool=t.get_pool(first, pipeline),

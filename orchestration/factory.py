@@ -29,7 +29,7 @@ from splice.orchestration.broken import broken_pipeline_asset
 from splice.orchestration.jobs import job_name, pipeline_job
 from splice.orchestration.maintenance import maintenance_job
 from splice.orchestration.schedules import pipeline_schedule
-from splice.orchestration.sensors import pipeline_sensor
+from splice.orchestration.sensors import observation_sensor, pipeline_sensor, source_data_keys
 from splice.orchestration.source_data import source_data_assets
 from splice.orchestration.table_sensor import tables_sensor
 from splice.orchestration.translator import SpliceTranslator
@@ -111,7 +111,9 @@ def build_definitions(pipelines: list[Pipeline], warehouse: WarehouseResource,
         observed = source_data_assets(p, translator)
         assets += [*observed, *mine]
         jobs += [pipeline_job(p, [*observed, *mine]), maintenance_job(p)]
-        sensors.append(pipeline_sensor(p, job_name(p), warehouse))
+        data_keys = source_data_keys(p, translator)
+        sensors.append(pipeline_sensor(p, job_name(p), warehouse, data_keys))
+        sensors.append(observation_sensor(p, warehouse, data_keys))
         sensors.append(tables_sensor(p, asset_keys(p, translator, hide_internal_steps),
                                      warehouse))
         schedules.append(pipeline_schedule(job_name(p)))

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 from dagster import (
     AssetKey,
     AutomationCondition,
     Backoff,
+    FreshnessPolicy,
     MetadataValue,
     RetryPolicy,
     TableColumn,
@@ -118,6 +120,24 @@ class SpliceTranslator:
             return None
         return AutomationCondition.eager()
 
+    def get_freshness_policy(self, step: Step,
+                             pipeline: Pipeline) -> FreshnessPolicy | None:
+        """How fresh the step's table must be (Dagster's freshness policy:
+        the asset fails its freshness when its last materialization is older
+        than the window). Default: for outputs only, when
+        ``SPLICE_FRESHNESS_MINUTES`` is set, a window of that many minutes
+        (warned at half of it); none otherwise."""
+        raw = os.environ.get("SPLICE_FRESHNESS_MINUTES", "").strip()
+        if not raw or step.output is None:
+            return None
+        try:
+            minutes = float(raw)
+        except ValueError:
+            raise ValueError(f"SPLICE_FRESHNESS_MINUTES is a number of minutes, not {raw!r}"
+                             ) from None
+        return FreshnessPolicy.time_window(fail_window=timedelta(minutes=minutes),
+                                           warn_window=timedelta(minutes=minutes / 2))
+
     # -- a source's own data (orchestration/source_data.py) -------------------
     def get_source_data_key(self, source: SourceStep, pipeline: Pipeline) -> AssetKey:
         """The key of the observable asset of ``source``'s data, upstream of
@@ -140,11 +160,12 @@ class SpliceTranslator:
 
     def get_source_observation_condition(self, source: SourceStep,
                                          pipeline: Pipeline) -> AutomationCondition | None:
-        """When Dagster's automation observes the source's data. Default:
-        every minute (``SPLICE_AUTOMATION=none``: never; the pipeline's job
-        and its sensor observe it too)."""
-        mode = os.environ.get("SPLICE_AUTOMATION", "eager").strip().lower() or "eager"
-        return None if mode == "none" else AutomationCondition.cron_tick_passed("* * * * *")
+        """When Dagster's automation launches a run to observe the source's
+        data. Default: never. The pipeline's sensors record each new data
+        version without a run, and every run of the pipeline's job observes
+        its sources first (issue 53: an observation every minute was 1,440
+        runs a day per source)."""
+        return None
 
     # -- a pipeline that does not compile (orchestration/broken.py) ----------
     def get_sql_errors_key(self, pipeline_name: str) -> AssetKey:

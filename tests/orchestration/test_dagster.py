@@ -29,7 +29,8 @@ def test_definitions_show_one_asset_per_step_with_dependencies(warehouse) -> Non
     assert "demo/customersTable" in join_parents
     assert any(k.startswith("demo/ordersStream") for k in join_parents)
     assert defs.resolve_job_def("demo_job") is not None
-    assert {s.name for s in defs.sensors} == {"demo_new_data", "demo_tables_changed"}
+    assert {s.name for s in defs.sensors} == {"demo_new_data", "demo_observe_sources",
+                                              "demo_tables_changed"}
 
 
 @pytest.mark.spark

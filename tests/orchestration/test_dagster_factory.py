@@ -80,7 +80,11 @@ def test_a_custom_translator_shapes_what_dagster_reports(warehouse) -> None:
                                         "domain": "shop"}
     assert enriched.owners == ["team:shop"]
     assert enriched.description == "join orders_enriched"
+    # the translator's metadata, and the columns' lineage in the translator's keys
+    lineage = enriched.metadata.pop("dagster/column_lineage")
     assert enriched.metadata == {"file": str(DEMO / "02_enrich.sql")}
+    assert {(d.asset_key.to_user_string(), d.column_name)
+            for d in lineage.deps_by_column["name"]} == {("shop/demo/customerstable", "name")}
     assert enriched.automation_condition == AutomationCondition.eager()
     assert specs["shop/demo/customerstable"].automation_condition is None
     assert {k: s.code_version for k, s in specs.items()} == {
