@@ -133,8 +133,11 @@ def _run(steps: list[Step], workspace: Workspace, context: AssetExecutionContext
 
 
 def _ended_line(report: StepReport) -> str:
+    """A step's log line: rows written, and rows read where its query counted
+    them (as `splice run` and `splice serve` say them)."""
+    read = f", {report.rows_read} rows read" if report.rows_read is not None else ""
     return (f"{report.step_id}: {report.rows_written} rows written in {report.seconds:.1f}s"
-            + (" (no new input)" if report.skipped else ""))
+            f"{read}" + (" (no new input)" if report.skipped else ""))
 
 
 def _spec(pipeline: Pipeline, shape: AssetShape, t: SpliceTranslator,

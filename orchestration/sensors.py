@@ -23,7 +23,6 @@ from dagster import (
     SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
-    SkipReason,
     sensor,
 )
 from splice.orchestration.bridge import WarehouseResource
@@ -45,16 +44,15 @@ def pipeline_sensor(pipeline: Pipeline, job_name: str, warehouse: WarehouseResou
     """``data_keys``: the data asset of each source, by source name (default:
     the default translator's, :func:`source_data_keys`)."""
     data_keys = data_keys if data_keys is not None else source_data_keys(pipeline)
+
     @sensor(name=f"{pipeline.name}_new_data", job_name=job_name, minimum_interval_seconds=30,
             default_status=DefaultSensorStatus.STOPPED,
             description=f"Runs '{pipeline.name}' when any of its sources has new data, and "
                         "records the sources' new data versions (one run per change).")
     def _sensor(context: SensorEvaluationContext):
         tick = read_sources(context, pipeline, warehouse, data_keys)
-        if tick.unreadable is not None:
-            return SkipReason(f"source state unreadable: {tick.unreadable}")
-        if not tick.changed:
-            return SkipReason("no new source data")
+        if tick.skip is not None:
+            return tick.skip
         return SensorResult(
             run_requests=[RunRequest(run_key=json.dumps(tick.markers, sort_keys=True),
                                      tags={"splice/sources": ",".join(tick.changed)})],
@@ -66,6 +64,7 @@ def pipeline_sensor(pipeline: Pipeline, job_name: str, warehouse: WarehouseResou
 def observation_sensor(pipeline: Pipeline, warehouse: WarehouseResource,
                        data_keys: dict[str, AssetKey] | None = None) -> SensorDefinition:
     data_keys = data_keys if data_keys is not None else source_data_keys(pipeline)
+
     @sensor(name=f"{pipeline.name}_observe_sources", minimum_interval_seconds=30,
             default_status=DefaultSensorStatus.STOPPED,
             description=f"Records the new data versions of '{pipeline.name}''s sources, "
@@ -73,10 +72,8 @@ def observation_sensor(pipeline: Pipeline, warehouse: WarehouseResource,
                         "conditions), instead of the pipeline's new-data sensor.")
     def _sensor(context: SensorEvaluationContext):
         tick = read_sources(context, pipeline, warehouse, data_keys)
-        if tick.unreadable is not None:
-            return SkipReason(f"source state unreadable: {tick.unreadable}")
-        if not tick.changed:
-            return SkipReason("no new source data")
+        if tick.skip is not None:
+            return tick.skip
         return SensorResult(asset_events=tick.observations, cursor=tick.cursor)
 
     return _sensor

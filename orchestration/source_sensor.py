@@ -11,7 +11,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from dagster import AssetKey, AssetObservation, DataVersion, SensorEvaluationContext
+from dagster import (
+    AssetKey,
+    AssetObservation,
+    DataVersion,
+    SensorEvaluationContext,
+    SkipReason,
+)
 from splice.orchestration.bridge import (
     SettingsError,
     SourceStateUnreadable,
@@ -32,6 +38,13 @@ class SourceTick:
     observations: list[AssetObservation]
     cursor: str
     unreadable: str | None = None
+
+    @property
+    def skip(self) -> SkipReason | None:
+        """Why the tick does nothing: the sources unreadable, or unchanged."""
+        if self.unreadable is not None:
+            return SkipReason(f"source state unreadable: {self.unreadable}")
+        return None if self.changed else SkipReason("no new source data")
 
 
 def read_sources(context: SensorEvaluationContext, pipeline: Pipeline,

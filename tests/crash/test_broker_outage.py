@@ -118,7 +118,7 @@ def test_serve_rides_out_a_broker_restart_and_stops_on_sigterm(spark, tmp_path, 
         time.sleep(10)
         start_broker(folder, port=started.port)
         produce(started.bootstrap, topic, _orders(1))
-        serve.wait_for(lambda line: line.strip().startswith("result: 4 rows in"), 300)
+        serve.wait_for(lambda line: line.strip().startswith("result: 4 rows read in"), 300)
     finally:
         serve.signal_group(15)
     code = serve.wait(180)

@@ -87,7 +87,7 @@ def test_splice_serve_stopped_by_sigterm_to_its_group(spark, tmp_path: Path) -> 
                    "--interval", "0.5", "--report-every", "2"], child_env())
     serve.wait_for(lambda line: line.startswith("serving 'faults'"), 400)
     add_round(served, 1)  # arrives while it serves
-    serve.wait_for(lambda line: line.strip().startswith("result: 4 rows in"), 300)
+    serve.wait_for(lambda line: line.strip().startswith("result: 4 rows read in"), 300)
     serve.signal_group(signal.SIGTERM)
     code = serve.wait(180)
     assert code == 0, serve.text[-4000:]
