@@ -151,17 +151,19 @@ def check(pipeline: Pipeline, io: StepIO, step_ids: Iterable[str]) -> None:
         raise DefinitionChanged(pipeline, changes, refused)
 
 
-def rebuild_targets(pipeline: Pipeline, targets: list[str]) -> list[str]:
+def rebuild_targets(pipeline: Pipeline, targets: list[str],
+                    named_by: str = "--rebuild") -> list[str]:
     """The steps that rebuilding ``targets`` (step ids, or ``["all"]``)
     drops: those and every step downstream of them, in the pipeline's
-    order. A KeyError names targets that are no step of the pipeline."""
+    order. A KeyError names targets that are no step of the pipeline, and
+    what named them (``named_by``: the CLI's flag, or Dagster's run config)."""
     runnable = [s.id for s in pipeline.steps if s.id not in pipeline.explain]
     if [t.lower() for t in targets] == ["all"]:
         return runnable
     by_lower = {s.lower(): s for s in runnable}
     unknown = [t for t in targets if t.lower() not in by_lower]
     if unknown:
-        raise KeyError(f"--rebuild names no step of pipeline '{pipeline.name}': "
+        raise KeyError(f"{named_by} names no step of pipeline '{pipeline.name}': "
                        f"{', '.join(unknown)} (its steps: {', '.join(runnable)})")
     named = [by_lower[t.lower()] for t in targets]
     # A source read in place lives in its reader's checkpoint: rebuilding the

@@ -37,10 +37,9 @@ def steps_to_drop(pipeline: Pipeline, config: SpliceRunConfig, running: set[str]
     if not config.rebuild:
         return []
     try:
-        dropped = rebuild_targets(pipeline, config.rebuild)
+        dropped = rebuild_targets(pipeline, config.rebuild, named_by="the run config's rebuild")
     except KeyError as err:
-        raise RebuildRefused(str(err.args[0]).replace("--rebuild", "the run config's rebuild",
-                                                      1)) from None
+        raise RebuildRefused(str(err.args[0])) from None
     missing = [i for i in dropped if i not in running]
     if missing:
         raise RebuildRefused(
